@@ -1,0 +1,173 @@
+// Package testutil holds helpers nettune's tests share: privilege gates for
+// tests that touch the real host, the location of the shared corpus of
+// real-world inputs, and extraction of captured sysfs archives into a
+// temporary directory.
+package testutil
+
+import (
+	"archive/tar"
+	"compress/bzip2"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// HostTestsEnv is the environment variable that, set to 1, allows tests
+// that change the running host (CPU hotplug, sysctls, IRQ affinity). They
+// still restore what they change, in t.Cleanup.
+const HostTestsEnv = "NETTUNE_HOST_TESTS"
+
+// RequireRoot skips the test unless it runs as root.
+func RequireRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: needs root (run the integration tests as root, see README)")
+	}
+}
+
+// RequireHostTests skips the test unless it runs as root with
+// NETTUNE_HOST_TESTS=1: the gate for tests that change the running host.
+func RequireHostTests(t testing.TB) {
+	t.Helper()
+	RequireRoot(t)
+	if os.Getenv(HostTestsEnv) != "1" {
+		t.Skipf("skipped: changes the running host; set %s=1 to run it (it restores what it changes)", HostTestsEnv)
+	}
+}
+
+// RepoRoot returns the module's root directory (the one holding go.mod).
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("testutil: go.mod not found above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// CorpusDir returns ../shared/corpus beside the repository, the real-world
+// inputs every parser is tested on. Without it the test is skipped, except
+// under CI (CI=true), where a missing corpus is a failure.
+func CorpusDir(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(filepath.Dir(RepoRoot(t)), "shared", "corpus")
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("corpus %s missing: CI runs with ../shared beside the clone", dir)
+		}
+		t.Skipf("skipped: corpus %s not present beside the repository", dir)
+	}
+	return dir
+}
+
+// CorpusFile returns the path of a file under the corpus, e.g.
+// CorpusFile(t, "grub", "fedora-Guru-25.grub").
+func CorpusFile(t testing.TB, elem ...string) string {
+	t.Helper()
+	p := filepath.Join(append([]string{CorpusDir(t)}, elem...)...)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("corpus file: %v", err)
+	}
+	return p
+}
+
+// ExtractSysroot extracts a captured tree archive (.tar.gz, .tgz, .tar.bz2
+// or .tar) into a new temporary directory and returns the directory that
+// holds its sys/ (the archive's top folder when it has one).
+func ExtractSysroot(t testing.TB, archive string) string {
+	t.Helper()
+	dest := t.TempDir()
+	if err := extract(archive, dest); err != nil {
+		t.Fatalf("extract %s: %v", archive, err)
+	}
+	if _, err := os.Stat(filepath.Join(dest, "sys")); err == nil {
+		return dest
+	}
+	des, err := os.ReadDir(dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range des {
+		if _, err := os.Stat(filepath.Join(dest, d.Name(), "sys")); err == nil {
+			return filepath.Join(dest, d.Name())
+		}
+	}
+	t.Fatalf("extract %s: no sys/ directory in the archive", archive)
+	return ""
+}
+
+func extract(archive, dest string) error {
+	f, err := os.Open(archive)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var r io.Reader = f
+	switch {
+	case strings.HasSuffix(archive, ".gz"), strings.HasSuffix(archive, ".tgz"):
+		gz, err := gzip.NewReader(f)
+		if err != nil {
+			return err
+		}
+		defer gz.Close()
+		r = gz
+	case strings.HasSuffix(archive, ".bz2"):
+		r = bzip2.NewReader(f)
+	}
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := filepath.Clean(h.Name)
+		if filepath.IsAbs(name) || strings.HasPrefix(name, "..") {
+			return fmt.Errorf("unsafe path %q in archive", h.Name)
+		}
+		p := filepath.Join(dest, name)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeSymlink:
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			if err := os.Symlink(h.Linkname, p); err != nil && !os.IsExist(err) {
+				return err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			out, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(out, tr); err != nil {
+				out.Close()
+				return err
+			}
+			if err := out.Close(); err != nil {
+				return err
+			}
+		}
+	}
+}
