@@ -12,6 +12,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"os"
 
@@ -27,12 +28,12 @@ func main() {
 	onlineOnly := flag.Bool("online-only", false, "with -dev: pick only among CPUs online now")
 	root := flag.String("root", "/", "host root holding sys/ and proc/")
 	flag.Parse()
-	if err := run(*root, *hw, *lscpu, *dev, *n, *smt, *onlineOnly); err != nil {
+	if err := run(os.Stdout, *root, *hw, *lscpu, *dev, *n, *smt, *onlineOnly); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(root string, hw, lscpu bool, dev string, n int, pack, onlineOnly bool) error {
+func run(w io.Writer, root string, hw, lscpu bool, dev string, n int, pack, onlineOnly bool) error {
 	h, err := numa.New(root)
 	if err != nil {
 		return err
@@ -45,12 +46,12 @@ func run(root string, hw, lscpu bool, dev string, n int, pack, onlineOnly bool) 
 		hw = true
 	}
 	if hw {
-		if err := t.WriteNumactl(os.Stdout); err != nil {
+		if err := t.WriteNumactl(w); err != nil {
 			return err
 		}
 	}
 	if lscpu {
-		if err := t.WriteLscpu(os.Stdout, nil); err != nil {
+		if err := t.WriteLscpu(w, nil); err != nil {
 			return err
 		}
 	}
@@ -65,7 +66,11 @@ func run(root string, hw, lscpu bool, dev string, n int, pack, onlineOnly bool) 
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s: numa_node %d (from %s), local_cpulist %s\n", d.Name, d.Node, d.Path, d.LocalCPUs)
+	if d.Virtual {
+		fmt.Fprintf(w, "%s: virtual interface, no numa_node; using node %d, the host's only node\n", d.Name, node)
+	} else {
+		fmt.Fprintf(w, "%s: numa_node %d (%s), local_cpulist %s\n", d.Name, d.Node, d.Path, d.LocalCPUs)
+	}
 	nd, _ := t.Node(node)
 	if n == 0 {
 		n = nd.AllCPUs.Len()
@@ -81,8 +86,12 @@ func run(root string, hw, lscpu bool, dev string, n int, pack, onlineOnly bool) 
 	if err != nil {
 		return err
 	}
-	fmt.Printf("node %d cpus: %s (online now: %s)\n", node, nd.AllCPUs, nd.CPUs)
-	fmt.Printf("keep online: %s\n", keep)
-	fmt.Printf("take offline: %s\n", t.AllCPUs().Difference(keep))
+	fmt.Fprintf(w, "node %d cpus: %s (online now: %s)\n", node, nd.AllCPUs, nd.CPUs)
+	fmt.Fprintf(w, "keep online: %s\n", keep)
+	off := t.AllCPUs().Difference(keep).String()
+	if off == "" {
+		off = "(none)"
+	}
+	fmt.Fprintf(w, "take offline: %s\n", off)
 	return nil
 }
