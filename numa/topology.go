@@ -377,11 +377,16 @@ func unwrapPathErr(err error) error {
 	return err
 }
 
-// AllCPUs returns every CPU of the host, online or not.
+// AllCPUs returns every CPU of the host, online or not: those in CPUs and
+// in the nodes' AllCPUs.
 func (t *Topology) AllCPUs() CPUSet {
 	ids := make([]int, len(t.CPUs))
 	for i, c := range t.CPUs {
 		ids[i] = c.ID
 	}
-	return cpuset.Of(ids...)
+	all := cpuset.Of(ids...)
+	for _, n := range t.Nodes {
+		all = all.Union(n.AllCPUs)
+	}
+	return all
 }
