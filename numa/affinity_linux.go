@@ -115,7 +115,7 @@ func (h *Host) Pin(pid int, cpus CPUSet) (ProcessAffinity, error) {
 				continue
 			}
 			if err == nil {
-				err = setAffinity(tid, cpus)
+				err = h.set(tid, cpus)
 				if errors.Is(err, syscall.ESRCH) {
 					continue
 				}
@@ -150,6 +150,13 @@ func (h *Host) RestoreAffinity(before ProcessAffinity) error {
 		}
 	}
 	return first
+}
+
+func (h *Host) set(tid int, cpus CPUSet) error {
+	if h.setAffinity != nil {
+		return h.setAffinity(tid, cpus)
+	}
+	return setAffinity(tid, cpus)
 }
 
 func (h *Host) undo(before ProcessAffinity) {

@@ -56,7 +56,11 @@ func (h *Host) NetDevice(name string) (Device, error) {
 		// Some captures drop the device link; the device is then the
 		// directory above .../net/NAME unless that is devices/virtual.
 		parent := filepath.Dir(real)
-		if filepath.Base(parent) == "net" && !strings.Contains(real, string(filepath.Separator)+"virtual"+string(filepath.Separator)) {
+		virtual := h.root.Sys("devices", "virtual")
+		if v, err := filepath.EvalSymlinks(virtual); err == nil {
+			virtual = v
+		}
+		if filepath.Base(parent) == "net" && !strings.HasPrefix(real, virtual+string(filepath.Separator)) {
 			start = filepath.Dir(parent)
 		}
 	}

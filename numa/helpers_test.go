@@ -103,6 +103,11 @@ func topologyAt(t *testing.T, root string) (*numa.Host, *numa.Topology) {
 // neoverse extracts the seeds' Neoverse host (testdata, see gen_neoverse.go).
 func neoverse(t *testing.T) string {
 	t.Helper()
+	return neoverseB(t)
+}
+
+func neoverseB(t testing.TB) string {
+	t.Helper()
 	return testutil.ExtractSysroot(t, filepath.Join("testdata", "neoverse-v2-192cpu-2node.tar.gz"))
 }
 

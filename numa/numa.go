@@ -10,6 +10,9 @@ import (
 // usable; build one with New or NewDefault.
 type Host struct {
 	root hostfs.Root
+	// setAffinity replaces sched_setaffinity in whitebox tests that inject
+	// a failure part-way through a Pin; nil means the real call.
+	setAffinity func(tid int, cpus CPUSet) error
 }
 
 // New returns a Host reading sysfs and procfs under root: "/" for the

@@ -278,6 +278,15 @@ func TestCorpusNUMANodeMinusOne(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 0, node)
 	}
+	// Ryzen 1600: 6 cores, SMT siblings n and n+6 (core_cpus_list "0,6").
+	dev, err := h.NetDevice("enp3s0")
+	require.NoError(t, err)
+	spread, err := topo.PickCPUsNear(dev, 4, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "0-3", spread.String())
+	packed, err := topo.PickCPUsNear(dev, 4, &numa.PickOptions{SMT: numa.PackCores})
+	require.NoError(t, err)
+	assert.Equal(t, "0-1,6-7", packed.String())
 }
 
 // Memoryless nodes, as numactl printed them in numactl issue 165

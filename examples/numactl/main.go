@@ -15,11 +15,13 @@ import (
 	"io"
 	"log"
 	"os"
+	"strings"
 
 	"github.com/nettune/nettune/numa"
 )
 
 func main() {
+	log.SetFlags(0)
 	hw := flag.Bool("H", false, "print the hardware view as numactl -H does")
 	lscpu := flag.Bool("lscpu", false, "print the NUMA lines of lscpu")
 	dev := flag.String("dev", "", "network interface: print its node and the CPUs local to it")
@@ -69,7 +71,11 @@ func run(w io.Writer, root string, hw, lscpu bool, dev string, n int, pack, onli
 	if d.Virtual {
 		fmt.Fprintf(w, "%s: virtual interface, no numa_node; using node %d, the host's only node\n", d.Name, node)
 	} else {
-		fmt.Fprintf(w, "%s: numa_node %d (%s), local_cpulist %s\n", d.Name, d.Node, d.Path, d.LocalCPUs)
+		where := d.Path
+		if root != "/" {
+			where = strings.TrimPrefix(where, h.Root())
+		}
+		fmt.Fprintf(w, "%s: numa_node %d (%s), local_cpulist %s\n", d.Name, d.Node, where, d.LocalCPUs)
 	}
 	nd, _ := t.Node(node)
 	if n == 0 {
@@ -86,12 +92,15 @@ func run(w io.Writer, root string, hw, lscpu bool, dev string, n int, pack, onli
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "node %d cpus: %s (online now: %s)\n", node, nd.AllCPUs, nd.CPUs)
+	fmt.Fprintf(w, "node %d cpus: %s (online now: %s)\n", node, nd.AllCPUs, orNone(nd.CPUs.String()))
 	fmt.Fprintf(w, "keep online: %s\n", keep)
-	off := t.AllCPUs().Difference(keep).String()
-	if off == "" {
-		off = "(none)"
-	}
-	fmt.Fprintf(w, "take offline: %s\n", off)
+	fmt.Fprintf(w, "take offline: %s\n", orNone(t.AllCPUs().Difference(keep).String()))
 	return nil
+}
+
+func orNone(list string) string {
+	if list == "" {
+		return "(none)"
+	}
+	return list
 }
