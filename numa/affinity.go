@@ -35,6 +35,7 @@ type AffinityError struct {
 	Err  error
 }
 
+// Error names the process, thread, CPUs and errno.
 func (e *AffinityError) Error() string {
 	what := fmt.Sprintf("thread %d of process %d", e.TID, e.PID)
 	if e.TID == e.PID {

@@ -30,6 +30,7 @@ type ParseError struct {
 	Reason string // what is wrong, and the expected form
 }
 
+// Error names the file, the line, the text and the expected form.
 func (e *ParseError) Error() string {
 	if e.Line > 0 {
 		return fmt.Sprintf("numa: %s line %d %q: %s", e.Path, e.Line, e.Text, e.Reason)
@@ -49,6 +50,7 @@ type NotEnoughCPUsError struct {
 	OnlineOnly bool   // whether offline CPUs were left out of Have
 }
 
+// Error names the node, the CPUs it has and the count asked for.
 func (e *NotEnoughCPUsError) Error() string {
 	which := "cpus"
 	if e.OnlineOnly {
