@@ -1,8 +1,10 @@
 package numa_test
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -142,6 +144,26 @@ func TestCorpusKunpeng4Node(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, topo.WriteLscpu(&b, &numa.LscpuOptions{Width: valueColumn(t, want)}))
 	assert.Equal(t, want, b.String())
+
+	// lscpu -J --sysroot: the same NUMA fields as JSON.
+	var js struct {
+		Lscpu []struct{ Field, Data string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(readCorpus(t, "lscpu-J_sysroot_hwloc-128arm-kunpeng920.json")), &js))
+	seen := 0
+	for _, f := range js.Lscpu {
+		var id int
+		if _, err := fmt.Sscanf(f.Field, "NUMA node%d CPU(s):", &id); err == nil {
+			n, ok := topo.Node(id)
+			require.True(t, ok, f.Field)
+			assert.Equal(t, f.Data, numa.LscpuList(n.CPUs), f.Field)
+			seen++
+		} else if f.Field == "NUMA node(s):" {
+			assert.Equal(t, f.Data, strconv.Itoa(len(topo.Nodes)))
+			seen++
+		}
+	}
+	assert.Equal(t, 5, seen)
 
 	// hwloc's relative latency matrix in the .console beside the archive.
 	console, err := os.ReadFile(testutil.CorpusFile(t, "sysfs", "128arm-2pa2n8cluster4co.console"))
