@@ -48,6 +48,7 @@ type NotEnoughCPUsError struct {
 	Want       int    // CPUs asked for
 	Have       CPUSet // the CPUs the node could give
 	OnlineOnly bool   // whether offline CPUs were left out of Have
+	Excluded   CPUSet // CPUs the caller excluded, also left out of Have
 }
 
 // Error names the node, the CPUs it has and the count asked for.
@@ -59,6 +60,9 @@ func (e *NotEnoughCPUsError) Error() string {
 	have := e.Have.String()
 	if have == "" {
 		have = "none"
+	}
+	if !e.Excluded.IsEmpty() {
+		which += " outside " + e.Excluded.String()
 	}
 	return fmt.Sprintf("numa: node %d has %d %s (%s), asked for %d", e.Node, e.Have.Len(), which, have, e.Want)
 }

@@ -146,6 +146,13 @@ func TestIntegrationPinChild(t *testing.T) {
 	after, err := h.AllowedCPUs(pid)
 	require.NoError(t, err)
 	assert.Equal(t, before, after)
+
+	// A mask wider than unix.CPUSet's 1024 bits goes through: the kernel
+	// keeps the CPUs it has (cpu0) and ignores ids beyond nr_cpu_ids.
+	prev, err = h.Pin(pid, numa.CPUs(0, 2000))
+	require.NoError(t, err)
+	assert.Equal(t, "0", statusCPUs(t, pid, pid))
+	require.NoError(t, h.RestoreAffinity(prev))
 }
 
 // TestIntegrationPinAllThreads pins a multi-threaded child (this test

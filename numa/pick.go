@@ -57,9 +57,10 @@ func (t *Topology) PickCPUs(node, n int, opts *PickOptions) (CPUSet, error) {
 	if o.IncludeOffline {
 		cand = nd.AllCPUs
 	}
+	excluded := cand.Intersect(o.Exclude)
 	cand = cand.Difference(o.Exclude)
 	if cand.Len() < n {
-		return CPUSet{}, &NotEnoughCPUsError{Node: node, Want: n, Have: cand, OnlineOnly: !o.IncludeOffline}
+		return CPUSet{}, &NotEnoughCPUsError{Node: node, Want: n, Have: cand, OnlineOnly: !o.IncludeOffline, Excluded: excluded}
 	}
 	cores := t.cores(cand)
 	var picked []int

@@ -391,6 +391,8 @@ func TestSparseNodesPower8(t *testing.T) {
 	excl, err := topo.PickCPUs(16, 2, &numa.PickOptions{Exclude: numa.CPUs(80, 81)})
 	require.NoError(t, err)
 	assert.Equal(t, "88,96", excl.String())
+	_, err = topo.PickCPUs(16, 9, &numa.PickOptions{Exclude: numa.CPUs(80, 81, 3)})
+	assert.EqualError(t, err, "numa: node 16 has 8 online cpus outside 80-81 (88-89,96-97,104-105,112-113), asked for 9")
 	_, err = topo.PickCPUs(2, 1, nil)
 	assert.ErrorIs(t, err, numa.ErrNoSuchNode)
 }
