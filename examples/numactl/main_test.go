@@ -1,0 +1,89 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/nettune/nettune/internal/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var freeLine = regexp.MustCompile(`(?m)^node \d+ free: .*$`)
+
+// TestMain runs main itself when the test binary is re-executed with
+// NUMACTL_EXAMPLE_ARGS set, so tests can run the program as a process with
+// real flags and compare its stdout.
+func TestMain(m *testing.M) {
+	if args, ok := os.LookupEnv("NUMACTL_EXAMPLE_ARGS"); ok {
+		os.Args = append([]string{"numactl"}, strings.Fields(args)...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// runMain runs this program as a child process with args.
+func runMain(t *testing.T, args string) (string, error) {
+	t.Helper()
+	self, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "NUMACTL_EXAMPLE_ARGS="+args)
+	out, err := cmd.Output()
+	return string(out), err
+}
+
+// `numactl -H` of this example and of Debian's numactl on this machine agree
+// line for line, free memory aside (a size that moves with a VM balloon is
+// retried).
+func TestHMatchesNumactl(t *testing.T) {
+	bin, err := exec.LookPath("numactl")
+	if err != nil {
+		t.Skip("skipped: numactl not installed (apt-get install numactl)")
+	}
+	var want, got string
+	for attempt := 0; attempt < 5 && (attempt == 0 || want != got); attempt++ {
+		out, err := exec.Command(bin, "-H").Output()
+		require.NoError(t, err)
+		ours, err := runMain(t, "-H")
+		require.NoError(t, err)
+		want = freeLine.ReplaceAllString(string(out), "node N free: -")
+		got = freeLine.ReplaceAllString(ours, "node N free: -")
+	}
+	assert.Equal(t, want, got)
+}
+
+// On the seeds' Neoverse fixture, -H prints what seed 002 prints and -dev
+// shows the 8 CPUs seed 002 keeps.
+func TestSeedFixture(t *testing.T) {
+	root := testutil.ExtractSysroot(t, filepath.Join(testutil.RepoRoot(t), "numa", "testdata", "neoverse-v2-192cpu-2node.tar.gz"))
+	out, err := runMain(t, "-root "+root+" -H")
+	require.NoError(t, err)
+	seed, err := os.ReadFile(filepath.Join(filepath.Dir(testutil.CorpusDir(t)), "seeds", "002_5569c0a58f89660e.txt"))
+	require.NoError(t, err)
+	text := string(seed)
+	block := text[strings.Index(text, "available:") : strings.Index(text, "  1:  100  10")+len("  1:  100  10")]
+	assert.Equal(t, strings.Fields(block), strings.Fields(out))
+	assert.Contains(t, out, "node distances:\nnode   0   1 \n  0:  10  100 \n  1:  100  10 \n")
+
+	var b strings.Builder
+	require.NoError(t, run(&b, root, false, true, "enp1s0f0np0", 8, false, false))
+	out = b.String()
+	assert.Contains(t, out, "NUMA node1 CPU(s):\n")
+	assert.Contains(t, out, "enp1s0f0np0: numa_node 1 (")
+	assert.Contains(t, out, "keep online: 96-103\n")
+	assert.Contains(t, out, "take offline: 0-95,104-191\n")
+
+	// Only CPUs online now: node 1 has none, and the error says so.
+	err = run(&b, root, false, false, "enp1s0f0np0", 8, false, true)
+	assert.EqualError(t, err, "numa: node 1 has 0 online cpus (none), asked for 8")
+	err = run(&b, root, false, false, "eth7", 8, false, false)
+	assert.ErrorContains(t, err, "sys/class/net/eth7")
+}

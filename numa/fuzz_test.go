@@ -1,0 +1,103 @@
+package numa
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/nettune/nettune/internal/cpuset"
+)
+
+// addHostSeeds adds the files matching glob on this machine (real kernel
+// output: /sys node files, /proc/self/status) as fuzz seeds.
+
+func addHostSeeds(f *testing.F, glob string) {
+	paths, _ := filepath.Glob(glob)
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(string(b))
+		}
+	}
+}
+
+func FuzzParseDistance(f *testing.F) {
+	for _, s := range []string{"10\n", "10 100\n", "100 10\n", "10 16 32 33\n\x00", "10 21\n", "", " ", "10  20", "256", "-1", "1\n2"} {
+		f.Add(s)
+	}
+	addHostSeeds(f, "/sys/devices/system/node/node*/distance")
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := parseDistance(s, "distance")
+		if err != nil {
+			return
+		}
+		again, err := parseDistance(formatDistance(d), "distance")
+		if err != nil || !reflect.DeepEqual(d, again) {
+			t.Fatalf("round trip of %q: %v then %v (%v)", s, d, again, err)
+		}
+	})
+}
+
+func FuzzParseNodeMeminfo(f *testing.F) {
+	f.Add("Node 0 MemTotal:       131732940 kB\nNode 0 MemFree:        130167340 kB\nNode 0 MemUsed:         1565600 kB\nNode 0 HugePages_Total:     0\n\x00", 0)
+	f.Add("\nNode 1 MemTotal:       16777216 kB\nNode 1 MemFree:        13669108 kB\n", 1)
+	f.Add("Node 0 MemTotal: 18446744073709551615 kB\nNode 0 MemFree: 0 kB\n", 0)
+	f.Add("garbage", 0)
+	addHostSeedsNode(f)
+	f.Fuzz(func(t *testing.T, s string, node int) {
+		if node < 0 || node > 1<<16 {
+			return
+		}
+		m, err := parseNodeMeminfo(s, node, "meminfo")
+		if err != nil {
+			return
+		}
+		again, err := parseNodeMeminfo(formatNodeMeminfo(node, m), node, "meminfo")
+		if err != nil || again != m {
+			t.Fatalf("round trip of %q: %+v then %+v (%v)", s, m, again, err)
+		}
+	})
+}
+
+func addHostSeedsNode(f *testing.F) {
+	paths, _ := filepath.Glob("/sys/devices/system/node/node0/meminfo")
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(string(b), 0)
+		}
+	}
+}
+
+func FuzzParseStatusCPUs(f *testing.F) {
+	f.Add("Name:\tsleep\nCpus_allowed:\t3\nCpus_allowed_list:\t0-1\nMems_allowed_list:\t0\n")
+	f.Add("Cpus_allowed_list:\t\n")
+	f.Add("Cpus_allowed_list:\t0-x\n")
+	addHostSeeds(f, "/proc/self/status")
+	f.Fuzz(func(t *testing.T, s string) {
+		set, err := parseStatusCPUs(s, "status")
+		if err != nil {
+			return
+		}
+		again, err := parseStatusCPUs("Cpus_allowed_list:\t"+set.String()+"\n", "status")
+		if err != nil || !again.Equal(set) {
+			t.Fatalf("round trip of %q: %s then %s (%v)", s, set, again, err)
+		}
+	})
+}
+
+// FuzzLscpuList: lscpu's list form parses back to the same set.
+func FuzzLscpuList(f *testing.F) {
+	for _, s := range []string{"0-7", "0,1", "0,2,4", "0-1,16-17", "96-103", "", "0-15:2/4"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		set, err := cpuset.Parse(s)
+		if err != nil || set.Max() > 4096 {
+			return
+		}
+		again, err := cpuset.Parse(LscpuList(set))
+		if err != nil || !again.Equal(set) {
+			t.Fatalf("%q: lscpu form %q parses to %s (%v)", s, LscpuList(set), again, err)
+		}
+	})
+}
