@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -131,20 +132,25 @@ func wrap(op, path, value string, err error) error {
 	return &PathError{Op: op, Path: path, Value: value, Err: err}
 }
 
+// attrBufs recycles the read buffers of ReadAttr, so reading the
+// thousands of attributes of a large host allocates only what it returns.
+var attrBufs = sync.Pool{New: func() any { b := make([]byte, maxAttrSize); return &b }}
+
 // ReadAttr reads a sysfs or procfs attribute in one read(2), without
-// stat, and returns its bytes unmodified.
+// stat, and returns a copy of its bytes.
 func ReadAttr(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, wrap("read", path, "", err)
 	}
 	defer f.Close()
-	buf := make([]byte, maxAttrSize)
-	n, err := f.Read(buf)
+	bp := attrBufs.Get().(*[]byte)
+	defer attrBufs.Put(bp)
+	n, err := f.Read(*bp)
 	if err != nil && err != io.EOF {
 		return nil, wrap("read", path, "", err)
 	}
-	return buf[:n], nil
+	return append([]byte(nil), (*bp)[:n]...), nil
 }
 
 // ReadString reads an attribute with ReadAttr and trims white space and
