@@ -16,7 +16,7 @@ import (
 // (/sys/class/net/IF), as seen under the Client's root.
 type Device struct {
 	Name  string
-	Index int // ifindex
+	Index int // ifindex; 0 when sysfs does not show it (captured trees)
 	// Physical reports whether the interface has a device/ link: a PCI,
 	// virtio or platform NIC, not a bridge, veth, bond or lo.
 	Physical bool
@@ -35,7 +35,8 @@ type Device struct {
 	NUMANode int
 }
 
-// Device reads /sys/class/net/IF and its device/ link under the root: the
+// Device reads /sys/class/net/IF and its device/ link under the root (or,
+// in a captured tree without that link, the directory above net/IF): the
 // ifindex, whether the interface is physical, its driver, PCI address and
 // NUMA node (device/numa_node, or the nearest ancestor's, as for a virtio
 // NIC whose PCI function holds it). It needs no privilege and works on a
@@ -45,17 +46,19 @@ func (c *Client) Device(ifname string) (Device, error) {
 	if err := checkName(ifname); err != nil {
 		return Device{}, opError("read device", ifname, "", err)
 	}
-	dir := c.root.Sys("class", "net", ifname)
-	if !hostfs.Exists(dir) {
-		return Device{}, opError("read device", ifname, "", fmt.Errorf("%s: %w", dir, ErrNoInterface))
+	link := c.root.Sys("class", "net", ifname)
+	if _, err := os.Lstat(link); err != nil {
+		return Device{}, opError("read device", ifname, "", fmt.Errorf("%s: %w", link, ErrNoInterface))
 	}
 	d := Device{Name: ifname, NUMANode: -1}
-	idx, err := hostfs.ReadInt(filepath.Join(dir, "ifindex"))
-	if err != nil {
+	idx, err := hostfs.ReadInt(filepath.Join(link, "ifindex"))
+	switch {
+	case err == nil:
+		d.Index = int(idx)
+	case !errors.Is(err, os.ErrNotExist):
 		return Device{}, opError("read device", ifname, "", err)
 	}
-	d.Index = int(idx)
-	devDir, err := c.resolve(filepath.Join(dir, "device"))
+	devDir, err := c.deviceDir(ifname)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return d, nil
@@ -64,7 +67,9 @@ func (c *Client) Device(ifname string) (Device, error) {
 	}
 	d.Physical = true
 	d.DevicePath = strings.TrimPrefix(devDir, strings.TrimSuffix(c.root.Dir(), "/"))
-	if drv, err := c.resolve(filepath.Join(devDir, "driver")); err == nil {
+	// The link's last element names the driver; a captured tree may not
+	// hold its target.
+	if drv, err := os.Readlink(filepath.Join(devDir, "driver")); err == nil {
 		d.Driver = filepath.Base(drv)
 	}
 	for p := devDir; c.underSysDevices(p); p = filepath.Dir(p) {
@@ -80,6 +85,30 @@ func (c *Client) Device(ifname string) (Device, error) {
 		}
 	}
 	return d, nil
+}
+
+// deviceDir returns the real directory of ifname's device: where
+// /sys/class/net/IF/device points, or, in a captured tree that dropped
+// that link, the parent of the net/ directory holding IF when it is not
+// under devices/virtual. The error matches os.ErrNotExist for a virtual
+// interface or one whose sysfs entry leads nowhere.
+func (c *Client) deviceDir(ifname string) (string, error) {
+	link := c.root.Sys("class", "net", ifname)
+	if dev, err := c.resolve(filepath.Join(link, "device")); err == nil {
+		return dev, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	ifdir, err := c.resolve(link)
+	if err != nil {
+		return "", err
+	}
+	parent := filepath.Dir(filepath.Dir(ifdir))
+	if filepath.Base(filepath.Dir(ifdir)) == "net" && c.underSysDevices(parent) &&
+		!strings.HasPrefix(parent+string(filepath.Separator), c.root.Sys("devices", "virtual")+string(filepath.Separator)) {
+		return parent, nil
+	}
+	return "", fmt.Errorf("%s: no device/: %w", link, os.ErrNotExist)
 }
 
 // resolve returns the real path of p, a path under the root, following
@@ -156,10 +185,10 @@ func isPCIAddress(s string) bool {
 // device, or of its nearest ancestor that has them (a virtio NIC's IRQs
 // belong to the PCI function above it), and the directory they came from.
 func (c *Client) msiIRQs(ifname string) ([]int, string, error) {
-	devDir, err := c.resolve(c.root.Sys("class", "net", ifname, "device"))
+	devDir, err := c.deviceDir(ifname)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			if !hostfs.Exists(c.root.Sys("class", "net", ifname)) {
+			if _, lerr := os.Lstat(c.root.Sys("class", "net", ifname)); lerr != nil {
 				return nil, "", fmt.Errorf("%s: %w", c.root.Sys("class", "net", ifname), ErrNoInterface)
 			}
 			return nil, "", fmt.Errorf("%s has no device/: a virtual interface has no IRQs: %w", c.root.Sys("class", "net", ifname), ErrNotSupported)
