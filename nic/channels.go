@@ -294,3 +294,17 @@ func ParseChannels(r io.Reader) (string, Channels, error) {
 	}
 	return name, ch, nil
 }
+
+// Undo returns the update that puts back the counts the change altered:
+// only those, with their values before.
+func (c ChannelsChange) Undo() ChannelsUpdate {
+	var u ChannelsUpdate
+	b, a := c.Before.counts(), c.After.counts()
+	dst := [4]**uint32{&u.RX, &u.TX, &u.Other, &u.Combined}
+	for i := range b {
+		if b[i] != a[i] {
+			*dst[i] = Count(b[i])
+		}
+	}
+	return u
+}

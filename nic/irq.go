@@ -312,3 +312,17 @@ func (c *Client) SpreadQueueIRQs(ifname string, cpus []int) ([]IRQAffinity, erro
 	}
 	return c.ApplyIRQAffinity(plan)
 }
+
+// CPUList formats CPU ids in the kernel's list form, "0-7,96-103", as
+// smp_affinity_list shows them.
+func CPUList(cpus []int) string { return cpusString(cpus) }
+
+// ParseCPUList parses the kernel's CPU list form ("0-7,96-103", "3") into
+// sorted CPU ids. Errors match ErrSyntax.
+func ParseCPUList(s string) ([]int, error) {
+	set, err := cpuset.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("nic: %w: %w", ErrSyntax, err)
+	}
+	return set.IDs(), nil
+}
