@@ -25,7 +25,7 @@ type Options struct {
 
 // Client reads and changes NICs: interfaces and their addresses, ethtool
 // channels, queue IRQs and their CPU affinity. It holds one ethtool socket;
-// call Close when done. A Client is safe for concurrent use.
+// call Close when done. A Client is safe for concurrent use, except Close.
 type Client struct {
 	root  hostfs.Root
 	netns string

@@ -50,6 +50,7 @@ var (
 // EINVAL (net/ethtool/channels.c); nic makes it before the ioctl.
 type kernelRejection string
 
+// Error returns the kernel's wording.
 func (k kernelRejection) Error() string { return string(k) }
 
 // Is makes a rejection match syscall.EINVAL, the errno the kernel returns.
@@ -63,6 +64,7 @@ type Error struct {
 	Err       error  // a syscall.Errno or one of the sentinels above, possibly wrapped
 }
 
+// Error reads "nic: OP REQUEST on IF: cause".
 func (e *Error) Error() string {
 	s := "nic: " + e.Op
 	if e.Request != "" {

@@ -31,6 +31,7 @@ const (
 	QueueTX
 )
 
+// String returns "combined", "rx", "tx" or "other".
 func (k QueueKind) String() string {
 	switch k {
 	case QueueCombined:
@@ -202,6 +203,7 @@ type IRQAffinity struct {
 	CPUs []int
 }
 
+// String reads "irq 61 cpus 0-3".
 func (a IRQAffinity) String() string {
 	return fmt.Sprintf("irq %d cpus %s", a.IRQ, cpusString(a.CPUs))
 }

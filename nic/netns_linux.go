@@ -52,6 +52,7 @@ func openEthtool(netns string) (ethtoolAPI, error) {
 	return linuxEthtool{e}, nil
 }
 
+// GetChannels is ETHTOOL_GCHANNELS.
 func (l linuxEthtool) GetChannels(intf string) (ethtoolChannels, error) {
 	if err := checkName(intf); err != nil {
 		return ethtoolChannels{}, err
@@ -66,6 +67,7 @@ func (l linuxEthtool) GetChannels(intf string) (ethtoolChannels, error) {
 	}, nil
 }
 
+// SetChannels is ETHTOOL_SCHANNELS.
 func (l linuxEthtool) SetChannels(intf string, ch ethtoolChannels) error {
 	if err := checkName(intf); err != nil {
 		return err
@@ -79,6 +81,7 @@ func (l linuxEthtool) SetChannels(intf string, ch ethtoolChannels) error {
 	return err
 }
 
+// DriverInfo is ETHTOOL_GDRVINFO: driver name and bus address.
 func (l linuxEthtool) DriverInfo(intf string) (string, string, error) {
 	if err := checkName(intf); err != nil {
 		return "", "", err
@@ -90,6 +93,7 @@ func (l linuxEthtool) DriverInfo(intf string) (string, string, error) {
 	return d.Driver, d.BusInfo, nil
 }
 
+// Close closes the socket.
 func (l linuxEthtool) Close() { l.e.Close() }
 
 // checkName rejects names the ioctl would silently truncate or that no
