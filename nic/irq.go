@@ -290,11 +290,11 @@ func (c *Client) ApplyIRQAffinity(plan []IRQAffinity) ([]IRQAffinity, error) {
 	return prev, nil
 }
 
-// SpreadQueueIRQs spreads the queue interrupts of ifname (QueueIRQs, in
-// queue order; configuration IRQs are left alone) one per CPU over cpus and
-// returns the previous affinities, for ApplyIRQAffinity to restore. It
-// needs root; a failed write undoes the ones made.
-func (c *Client) SpreadQueueIRQs(ifname string, cpus []int) ([]IRQAffinity, error) {
+// PlanQueueSpread reads ifname's queue interrupts (QueueIRQs, in queue
+// order; configuration IRQs are left out) and assigns them one per CPU
+// over cpus (PlanSpread), without changing anything: the dry run of
+// SpreadQueueIRQs.
+func (c *Client) PlanQueueSpread(ifname string, cpus []int) ([]IRQAffinity, error) {
 	qs, err := c.QueueIRQs(ifname)
 	if err != nil {
 		return nil, err
@@ -308,7 +308,15 @@ func (c *Client) SpreadQueueIRQs(ifname string, cpus []int) ([]IRQAffinity, erro
 	if len(irqs) == 0 {
 		return nil, opError("spread queue irqs", ifname, "", fmt.Errorf("no queue interrupts among the device's IRQs: %w", ErrNotSupported))
 	}
-	plan, err := PlanSpread(irqs, cpus)
+	return PlanSpread(irqs, cpus)
+}
+
+// SpreadQueueIRQs applies PlanQueueSpread: it spreads the queue interrupts
+// of ifname one per CPU over cpus and returns the previous affinities, for
+// ApplyIRQAffinity to restore. It needs root; a failed write undoes the
+// ones made.
+func (c *Client) SpreadQueueIRQs(ifname string, cpus []int) ([]IRQAffinity, error) {
+	plan, err := c.PlanQueueSpread(ifname, cpus)
 	if err != nil {
 		return nil, err
 	}

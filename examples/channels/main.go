@@ -35,7 +35,7 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("channels", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	show := fs.Bool("l", false, "show channels, as ethtool -l IF")
+	fs.Bool("l", false, "show channels, as ethtool -l IF (the default)")
 	set := fs.Bool("L", false, "set channels: IF followed by rx N, tx N, other N or combined N, as ethtool -L")
 	irqs := fs.Bool("irqs", false, "show which IRQ serves which queue, its per-CPU counts and affinity")
 	spread := fs.String("spread", "", "spread the queue IRQs one per CPU over this CPU list (0-7)")
@@ -104,7 +104,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%s: %s; to undo: channels -L %s %s -apply\n", ifname, change, ifname, change.Undo())
+		undo := fmt.Sprintf("-L %s %s -apply", ifname, change.Undo())
+		if *netns != "" {
+			undo = "-netns " + *netns + " " + undo
+		}
+		fmt.Fprintf(stdout, "%s: %s; to undo: channels %s\n", ifname, change, undo)
 		return nic.FormatChannels(stdout, ifname, change.After, nil)
 	case *spread != "":
 		cpus, err := nic.ParseCPUList(*spread)
@@ -112,17 +116,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if !*apply {
-			qs, err := c.QueueIRQs(ifname)
-			if err != nil {
-				return err
-			}
-			var ids []int
-			for _, q := range qs {
-				if q.Kind != nic.QueueOther {
-					ids = append(ids, q.IRQ)
-				}
-			}
-			plan, err := nic.PlanSpread(ids, cpus)
+			plan, err := c.PlanQueueSpread(ifname, cpus)
 			if err != nil {
 				return err
 			}
@@ -153,8 +147,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "%-5d %-12s %-10s %-10s %-12d %s\n", q.IRQ, queue, nic.CPUList(q.Affinity), nic.CPUList(q.Effective), q.Total(), q.Name)
 		}
 		return nil
-	default:
-		_ = show // -l is the default action
+	default: // -l
 		ch, err := c.Channels(ifname)
 		if err != nil {
 			return err

@@ -78,7 +78,7 @@ func TestIntegrationChannelsVeth(t *testing.T) {
 	out, _, err = runOut(t, "-netns", path, "-L", "ntv0", "rx", "2", "tx", "2", "-apply")
 	require.NoError(t, err)
 	first, rest, _ := strings.Cut(out, "\n")
-	assert.Equal(t, "ntv0: rx 8 -> 2, tx 8 -> 2; to undo: channels -L ntv0 rx 8 tx 8 -apply", first)
+	assert.Equal(t, "ntv0: rx 8 -> 2, tx 8 -> 2; to undo: channels -netns "+path+" -L ntv0 rx 8 tx 8 -apply", first)
 	assert.Equal(t, ethtoolL(t, ns), rest, "prints the device as ethtool -l now shows it")
 
 	_, _, err = runOut(t, "-netns", path, "-L", "ntv0", "rx", "8", "tx", "8", "-apply")
