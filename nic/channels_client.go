@@ -40,7 +40,8 @@ func (c *Client) PlanChannels(ifname string, u ChannelsUpdate) (ChannelsChange, 
 // ErrExceedsMaximum or ErrNoRXOrTX; a request equal to the current counts
 // makes no ioctl. Kernel refusals match ErrBusy (EBUSY), ErrNotSupported
 // (EOPNOTSUPP), ErrPermission (EPERM), ErrNoInterface (ENODEV) and
-// ErrRejected (EINVAL from the driver); when the device reads back other
+// ErrRejected (EINVAL from the driver), and the change then reports what
+// the device has after the refusal; when the device reads back other
 // counts than requested the error matches ErrNotApplied and the change
 // still reports what the device now has.
 func (c *Client) SetChannels(ifname string, u ChannelsUpdate) (ChannelsChange, error) {
@@ -49,7 +50,12 @@ func (c *Client) SetChannels(ifname string, u ChannelsUpdate) (ChannelsChange, e
 		return plan, err
 	}
 	if err := c.eth.SetChannels(ifname, ethtoolChannels(plan.After)); err != nil {
+		// Report what the device has now, which is the state before
+		// unless the driver failed half way.
 		plan.After = plan.Before
+		if now, rerr := c.Channels(ifname); rerr == nil {
+			plan.After = now
+		}
 		return plan, opError("set channels", ifname, u.String(), err)
 	}
 	got, err := c.Channels(ifname)

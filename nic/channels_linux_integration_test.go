@@ -202,3 +202,50 @@ func TestIntegrationIRQAffinityHost(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, target, got)
 }
+
+// helperEnv makes TestIntegrationVethPermission's child run the unprivileged
+// half: it is set only on the child the test starts.
+const helperEnv = "NETTUNE_NIC_EPERM_HELPER"
+
+// TestIntegrationVethPermission sets channels on the veth as an
+// unprivileged user inside the namespace: the real kernel refuses with
+// EPERM, which nic reports as ErrPermission and os.ErrPermission.
+func TestIntegrationVethPermission(t *testing.T) {
+	if os.Getenv(helperEnv) == "1" {
+		c, err := nic.NewDefault()
+		require.NoError(t, err)
+		defer c.Close()
+		ch, err := c.Channels("ntv0")
+		require.NoError(t, err, "reading needs no privilege")
+		change, err := c.SetChannels("ntv0", nic.ChannelsUpdate{RX: nic.Count(2), TX: nic.Count(2)})
+		require.ErrorIs(t, err, nic.ErrPermission)
+		require.ErrorIs(t, err, os.ErrPermission)
+		assert.Equal(t, ch, change.After, "nothing changed")
+		return
+	}
+	ns := nic.NewVethNS(t)
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("skipped: setpriv (util-linux) not installed")
+	}
+	// The child is this test binary, copied where the unprivileged user
+	// can run it.
+	dir, err := os.MkdirTemp("", "nettune-nic-eperm-")
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, os.RemoveAll(dir)) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	self, err := os.ReadFile(exe)
+	require.NoError(t, err)
+	bin := dir + "/nic.test"
+	require.NoError(t, os.WriteFile(bin, self, 0o755))
+	out, stderr, err := ns.Exec(t, setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+		"env", helperEnv+"=1", bin, "-test.run", "^TestIntegrationVethPermission$", "-test.v", "-test.count=1")
+	require.NoError(t, err, "unprivileged child:\n%s%s", out, stderr)
+	t.Logf("unprivileged child:\n%s", out)
+	require.Contains(t, out, "--- PASS: TestIntegrationVethPermission")
+	ch, err := nsClient(t, ns).Channels(ns.Veth)
+	require.NoError(t, err)
+	assert.Equal(t, nic.Channels{MaxRX: 8, MaxTX: 8, RX: 8, TX: 8}, ch)
+}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -67,9 +66,46 @@ func (t *Interrupts) Line(n int) (InterruptLine, bool) {
 	return InterruptLine{}, false
 }
 
-// hwirqToken matches the controller-number and trigger tokens that follow
-// the chip name: "2-edge", "524288", "27", "Edge", "Level", "0x1f".
-var hwirqToken = regexp.MustCompile(`^(?:[0-9]+(?:-[a-z]+)?|0x[0-9a-fA-F]+|[Ee]dge|[Ll]evel|-edge|-level|-fasteoi)$`)
+// isHWIRQToken reports whether f is one of the controller-number and
+// trigger tokens that follow the chip name: "2-edge", "524288", "27",
+// "Edge", "Level", "0x1f", "-fasteoi".
+func isHWIRQToken(f string) bool {
+	switch f {
+	case "Edge", "edge", "Level", "level", "-edge", "-level", "-fasteoi":
+		return true
+	}
+	if len(f) > 2 && f[0] == '0' && f[1] == 'x' {
+		for i := 2; i < len(f); i++ {
+			if !isHex(f[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	i := 0
+	for i < len(f) && f[i] >= '0' && f[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	if i == len(f) {
+		return true
+	}
+	if f[i] != '-' || i+1 == len(f) {
+		return false
+	}
+	for _, r := range f[i+1:] {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(b byte) bool {
+	return b >= '0' && b <= '9' || b >= 'a' && b <= 'f' || b >= 'A' && b <= 'F'
+}
 
 // maxInterruptLine bounds one line of /proc/interrupts; a 4096-CPU host
 // prints about 45 kB per line.
@@ -141,7 +177,7 @@ func ParseInterrupts(r io.Reader) (*Interrupts, error) {
 		if l.Number >= 0 && len(fields) > 0 {
 			l.Chip = fields[0]
 			j := 1
-			for j < len(fields) && hwirqToken.MatchString(fields[j]) {
+			for j < len(fields) && isHWIRQToken(fields[j]) {
 				j++
 			}
 			l.HWIRQ = strings.Join(fields[1:j], " ")

@@ -129,6 +129,12 @@ func TestSetChannelsVerifiesReadBack(t *testing.T) {
 func mlx5Fixture(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
+	buildMLX5(t, root)
+	return root
+}
+
+func buildMLX5(t testing.TB, root string) {
+	t.Helper()
 	pci := filepath.Join(root, "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0")
 	mk := func(p, content string) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
@@ -151,7 +157,6 @@ func mlx5Fixture(t *testing.T) string {
 	b, err := os.ReadFile(filepath.Join("testdata", "interrupts-arm64-mlx5-8cpu.txt"))
 	require.NoError(t, err)
 	mk(filepath.Join(root, "proc/interrupts"), string(b))
-	return root
 }
 
 func fixtureClient(t *testing.T, root string) *Client {
@@ -254,4 +259,19 @@ func TestSetIRQAffinityErrors(t *testing.T) {
 	plan, err := PlanSpread([]int{10, 11, 12}, []int{4, 6})
 	require.NoError(t, err)
 	assert.Equal(t, []IRQAffinity{{10, []int{4}}, {11, []int{6}}, {12, []int{4}}}, plan)
+}
+
+// BenchmarkQueueIRQs maps the 64 vectors of the mlx5 fixture to queues:
+// one /proc/interrupts parse plus two sysfs reads per IRQ.
+func BenchmarkQueueIRQs(b *testing.B) {
+	root := b.TempDir()
+	buildMLX5(b, root)
+	r, err := hostfs.New(root)
+	require.NoError(b, err)
+	c := &Client{root: r, eth: &fakeEthtool{ch: mlx5}}
+	for b.Loop() {
+		if _, err := c.QueueIRQs("enp1s0f0np0"); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
