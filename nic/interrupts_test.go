@@ -197,6 +197,10 @@ func TestClassifyIRQName(t *testing.T) {
 		{"ena-mgmnt@pci:0000:00:05.0", "eth0", nic.QueueOther, -1},
 		{"eth2-4", "eth2", nic.QueueCombined, 4},
 		{"nvme0q3", "eth0", nic.QueueOther, -1},
+		{"virtio1-req.0", "eth0", nic.QueueOther, -1},
+		{"mana_q3@pci:7870:00:00.0", "eth0", nic.QueueCombined, 3},
+		{"mana_hwc@pci:7870:00:00.0", "eth0", nic.QueueOther, -1},
+		{"gve-ntfy-blk5@pci:0000:00:04.0", "ens4", nic.QueueCombined, 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

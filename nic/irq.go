@@ -47,8 +47,9 @@ func (k QueueKind) String() string {
 // queueName matches the queue part of the handler names drivers give their
 // MSI-X vectors, at the end of the name once an "@pci:..." suffix is cut:
 // mlx5 "mlx5_comp3", Intel "eth0-TxRx-3", "i40e-eth0-TxRx-3", "eth0-rx-1",
-// ena "eth0-Tx-Rx-0", virtio "virtio2-input.0", hns3 "...-TxRx-0".
-var queueName = regexp.MustCompile(`(?i)(?:^|[-_.])(txrx|tx-rx|rxtx|rx-tx|comp|combined|fp|queue|input|output|rx|tx)[-_.]?([0-9]+)$`)
+// ena "eth0-Tx-Rx-0", virtio "virtio2-input.0", hns3 "...-TxRx-0", mana
+// "mana_q3", gve "gve-ntfy-blk3".
+var queueName = regexp.MustCompile(`(?i)(?:^|[-_.])(txrx|tx-rx|rxtx|rx-tx|comp|combined|fp|queue|q|blk|input|output|rx|tx)[-_.]?([0-9]+)$`)
 
 // ClassifyIRQName says which queue an interrupt handler name serves, from
 // the naming conventions of common drivers; ifname also recognises the
@@ -290,25 +291,40 @@ func (c *Client) ApplyIRQAffinity(plan []IRQAffinity) ([]IRQAffinity, error) {
 	return prev, nil
 }
 
-// PlanQueueSpread reads ifname's queue interrupts (QueueIRQs, in queue
-// order; configuration IRQs are left out) and assigns them one per CPU
-// over cpus (PlanSpread), without changing anything: the dry run of
-// SpreadQueueIRQs.
+// PlanQueueSpread reads ifname's queue interrupts (QueueIRQs; configuration
+// IRQs are left out) and gives each queue one CPU of cpus, in queue order,
+// wrapping around when there are more queues than CPUs. The IRQs of one
+// queue share its CPU: virtio's input.N and output.N, or a split NIC's
+// rx-N and tx-N, as the kernel's virtio_net and Intel's set_irq_affinity
+// place them. It changes nothing: the dry run of SpreadQueueIRQs.
 func (c *Client) PlanQueueSpread(ifname string, cpus []int) ([]IRQAffinity, error) {
+	if len(cpus) == 0 {
+		return nil, opError("spread queue irqs", ifname, "", errors.New("empty cpu list: want at least one CPU"))
+	}
+	if _, err := cpuSet(cpus); err != nil {
+		return nil, opError("spread queue irqs", ifname, "", err)
+	}
 	qs, err := c.QueueIRQs(ifname)
 	if err != nil {
 		return nil, err
 	}
-	var irqs []int
+	var plan []IRQAffinity
+	rank := map[int]int{} // queue index -> its rank among the queues
 	for _, q := range qs {
-		if q.Kind != QueueOther {
-			irqs = append(irqs, q.IRQ)
+		if q.Kind == QueueOther {
+			continue
 		}
+		r, ok := rank[q.Queue]
+		if !ok {
+			r = len(rank)
+			rank[q.Queue] = r
+		}
+		plan = append(plan, IRQAffinity{IRQ: q.IRQ, CPUs: []int{cpus[r%len(cpus)]}})
 	}
-	if len(irqs) == 0 {
+	if len(plan) == 0 {
 		return nil, opError("spread queue irqs", ifname, "", fmt.Errorf("no queue interrupts among the device's IRQs: %w", ErrNotSupported))
 	}
-	return PlanSpread(irqs, cpus)
+	return plan, nil
 }
 
 // SpreadQueueIRQs applies PlanQueueSpread: it spreads the queue interrupts

@@ -275,3 +275,57 @@ func BenchmarkQueueIRQs(b *testing.B) {
 		}
 	}
 }
+
+// virtioFixture is this VM's eth0 as sysfs shows it: the net device sits
+// under virtio2, whose PCI function 0000:00:03.0 holds msi_irqs 37-39 and
+// numa_node -1; /proc/interrupts is the one captured here.
+func virtioFixture(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	pci := filepath.Join(root, "sys/devices/pci0000:00/0000:00:03.0")
+	mk := func(p, content string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	ln := func(target, p string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.Symlink(target, p))
+	}
+	mk(filepath.Join(pci, "numa_node"), "-1\n")
+	mk(filepath.Join(pci, "virtio2/net/eth0/ifindex"), "4\n")
+	ln("../../../virtio2", filepath.Join(pci, "virtio2/net/eth0/device"))
+	ln("../../../../bus/virtio/drivers/virtio_net", filepath.Join(pci, "virtio2/driver"))
+	ln("../../devices/pci0000:00/0000:00:03.0/virtio2/net/eth0", filepath.Join(root, "sys/class/net/eth0"))
+	for _, irq := range []string{"37", "38", "39"} {
+		mk(filepath.Join(pci, "msi_irqs", irq), "msix\n")
+		mk(filepath.Join(root, "proc/irq", irq, "smp_affinity_list"), "0-1\n")
+	}
+	b, err := os.ReadFile(filepath.Join("testdata", "interrupts-x86-virtio-2cpu.txt"))
+	require.NoError(t, err)
+	mk(filepath.Join(root, "proc/interrupts"), string(b))
+	return root
+}
+
+// TestQueueIRQsVirtio finds the IRQs on the PCI function above virtio2,
+// and spreads by queue: input.0 and output.0 share a CPU.
+func TestQueueIRQsVirtio(t *testing.T) {
+	root := virtioFixture(t)
+	c := fixtureClient(t, root)
+	d, err := c.Device("eth0")
+	require.NoError(t, err)
+	assert.Equal(t, Device{Name: "eth0", Index: 4, Physical: true, Driver: "virtio_net",
+		DevicePath: "/sys/devices/pci0000:00/0000:00:03.0/virtio2", PCIAddress: "0000:00:03.0", NUMANode: -1}, d)
+	qs, err := c.QueueIRQs("eth0")
+	require.NoError(t, err)
+	require.Len(t, qs, 3)
+	assert.Equal(t, []int{38, 39, 37}, []int{qs[0].IRQ, qs[1].IRQ, qs[2].IRQ})
+	assert.Equal(t, []QueueKind{QueueRX, QueueTX, QueueOther}, []QueueKind{qs[0].Kind, qs[1].Kind, qs[2].Kind})
+	assert.Equal(t, "virtio2-input.0", qs[0].Name)
+	assert.Nil(t, qs[0].Effective, "no effective_affinity_list in this tree")
+
+	plan, err := c.PlanQueueSpread("eth0", []int{1, 0})
+	require.NoError(t, err)
+	assert.Equal(t, []IRQAffinity{{38, []int{1}}, {39, []int{1}}}, plan)
+	_, err = c.PlanQueueSpread("eth0", nil)
+	require.ErrorContains(t, err, "empty cpu list")
+}
