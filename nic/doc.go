@@ -39,10 +39,10 @@
 //
 // Client.QueueIRQs joins the device's MSI IRQs with their names in
 // /proc/interrupts (mlx5_comp3@pci:..., eth0-TxRx-3, virtio2-input.0),
-// their per-CPU counts and affinity. PlanSpread and
-// Client.SpreadQueueIRQs put the queue IRQs one per CPU over a CPU list,
-// as vendors' set_irq_affinity scripts do, returning the previous
-// affinities; a failed write undoes the writes before it.
+// their per-CPU counts and affinity. Client.SpreadQueueIRQs gives each
+// queue one CPU of a CPU list (its rx and tx IRQs share it), as vendors'
+// set_irq_affinity scripts do, returning the previous affinities; a failed
+// write undoes the writes before it. PlanQueueSpread is its dry run.
 //
 // # Errors
 //
