@@ -1,6 +1,9 @@
 package nic
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Channels reads interface ifname's channel counts with the
 // ETHTOOL_GCHANNELS ioctl (what `ethtool -l IF` shows). It needs no
@@ -60,6 +63,10 @@ func (c *Client) SetChannels(ifname string, u ChannelsUpdate) (ChannelsChange, e
 	}
 	got, err := c.Channels(ifname)
 	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			err = e.Err
+		}
 		return plan, opError("set channels", ifname, u.String(), fmt.Errorf("read back: %w", err))
 	}
 	want := plan.After

@@ -2,6 +2,8 @@ package nic_test
 
 import (
 	"net/netip"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -85,3 +87,20 @@ func TestDeviceHost(t *testing.T) {
 }
 
 func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+func TestNewErrors(t *testing.T) {
+	_, err := nic.New(&nic.Options{Root: filepath.Join(t.TempDir(), "missing")})
+	require.ErrorIs(t, err, os.ErrNotExist)
+	_, err = nic.New(&nic.Options{NetNS: filepath.Join(t.TempDir(), "no-such-netns")})
+	require.ErrorIs(t, err, os.ErrNotExist)
+	assert.Contains(t, err.Error(), "open network namespace")
+	c := clientAt(t, t.TempDir())
+	_, err = c.Device("eth0")
+	require.ErrorIs(t, err, nic.ErrNoInterface)
+	_, err = c.QueueIRQs("eth0")
+	require.ErrorIs(t, err, nic.ErrNoInterface)
+	_, err = c.Interrupts()
+	require.ErrorIs(t, err, os.ErrNotExist)
+	_, err = c.Device("bad/name")
+	require.ErrorIs(t, err, nic.ErrNoInterface)
+}
