@@ -108,3 +108,11 @@ func TestNewErrors(t *testing.T) {
 	_, err = c.Device("bad/name")
 	require.ErrorIs(t, err, nic.ErrNoInterface)
 }
+
+func TestInterfaceHolds(t *testing.T) {
+	it := nic.Interface{Addrs: []netip.Prefix{netip.MustParsePrefix("10.169.226.181/24"), netip.MustParsePrefix("fe80::bae9:24ff:fe67:d53a/64")}}
+	assert.True(t, it.Holds(mustAddr("10.169.226.181")))
+	assert.True(t, it.Holds(mustAddr("::ffff:10.169.226.181")), "IPv4-mapped form")
+	assert.True(t, it.Holds(mustAddr("fe80::bae9:24ff:fe67:d53a%enp1s0f0np0")), "zone ignored")
+	assert.False(t, it.Holds(mustAddr("10.169.226.18")))
+}

@@ -104,3 +104,20 @@ func TestChannelsUsageErrors(t *testing.T) {
 	_, _, err = runOut(t, "-spread", "7-1", "lo")
 	require.ErrorIs(t, err, nic.ErrSyntax)
 }
+
+// TestDeps keeps the example to the standard library, this module and the
+// chosen dependencies.
+func TestDeps(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("skipped: go tool not in PATH")
+	}
+	out, err := exec.Command(gobin, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
+	require.NoError(t, err)
+	for _, p := range strings.Fields(string(out)) {
+		ok := strings.HasPrefix(p, "github.com/nettune/nettune") ||
+			strings.HasPrefix(p, "github.com/safchain/ethtool") ||
+			strings.HasPrefix(p, "golang.org/x/sys/")
+		assert.True(t, ok, "unexpected dependency %s", p)
+	}
+}
