@@ -47,6 +47,8 @@ type LimitError struct {
 	Want FileLimit // the limit asked for
 	Have FileLimit // the limit in force before
 	Err  error     // the errno
+
+	hint string // what the errno most likely means here
 }
 
 func (e *LimitError) Error() string {
@@ -55,8 +57,8 @@ func (e *LimitError) Error() string {
 		who = "pid " + strconv.Itoa(e.PID)
 	}
 	msg := fmt.Sprintf("tuning: set open-files limit of %s to %s (was %s): %v", who, e.Want, e.Have, e.Err)
-	if errors.Is(e.Err, errPerm) && e.Want.Hard > e.Have.Hard {
-		msg += "; raising the hard limit needs CAP_SYS_RESOURCE and may not exceed fs.nr_open"
+	if e.hint != "" {
+		msg += "; " + e.hint
 	}
 	return msg
 }

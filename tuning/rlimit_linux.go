@@ -8,9 +8,10 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nettune/nettune/internal/hostfs"
 )
 
-var errPerm error = syscall.EPERM
 
 // OpenFilesLimit returns this process's RLIMIT_NOFILE (getrlimit(2)).
 // Note that Go raises its own soft limit to the hard limit at start-up and
@@ -38,6 +39,13 @@ func ProcessOpenFilesLimit(pid int) (FileLimit, error) {
 // the hard limit may not exceed fs.nr_open. Errors are *LimitError; a
 // soft value above the hard one is ErrLimit, checked before any call.
 func SetProcessOpenFilesLimit(pid int, l FileLimit) (prev FileLimit, err error) {
+	return setLimit(pid, l, false)
+}
+
+// setLimit is SetProcessOpenFilesLimit; with always, it makes the call
+// even when the limit is unchanged, so Go's runtime stops handing children
+// its original soft limit.
+func setLimit(pid int, l FileLimit, always bool) (prev FileLimit, err error) {
 	prev, err = ProcessOpenFilesLimit(pid)
 	if err != nil {
 		return FileLimit{}, err
@@ -45,7 +53,7 @@ func SetProcessOpenFilesLimit(pid int, l FileLimit) (prev FileLimit, err error) 
 	if l.Soft > l.Hard {
 		return prev, fmt.Errorf("%w: soft %s above hard %s", ErrLimit, limitString(l.Soft), limitString(l.Hard))
 	}
-	if l == prev {
+	if l == prev && !always {
 		return prev, nil
 	}
 	rl := unix.Rlimit{Cur: l.Soft, Max: l.Hard}
@@ -53,7 +61,7 @@ func SetProcessOpenFilesLimit(pid int, l FileLimit) (prev FileLimit, err error) 
 	// then stops handing children Go's original soft limit: they inherit
 	// this one.
 	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &rl, nil); err != nil {
-		return prev, &LimitError{PID: pid, Want: l, Have: prev, Err: mapErrno(err)}
+		return prev, &LimitError{PID: pid, Want: l, Have: prev, Err: mapErrno(err), hint: limitHint(pid, l, prev, err)}
 	}
 	return prev, nil
 }
@@ -76,13 +84,9 @@ func RaiseOpenFilesLimit(n uint64) (prev FileLimit, err error) {
 	if err != nil {
 		return FileLimit{}, err
 	}
-	want := OpenFilesTarget(cur, n)
-	if want == cur {
-		// Set it anyway, so children inherit it rather than Go's
-		// original soft limit.
-		return SetOpenFilesLimit(cur)
-	}
-	return SetOpenFilesLimit(want)
+	// Set it even when unchanged, so children inherit it rather than
+	// the soft limit this process started with (see OpenFilesLimit).
+	return setLimit(0, OpenFilesTarget(cur, n), true)
 }
 
 // StartWithOpenFiles starts cmd (as cmd.Start does) so that the child
@@ -130,3 +134,37 @@ type noProcess struct{ err error }
 func (e *noProcess) Error() string        { return "no such process" }
 func (e *noProcess) Unwrap() error        { return e.err }
 func (e *noProcess) Is(target error) bool { return target == os.ErrNotExist }
+
+// capSysResource is CAP_SYS_RESOURCE from linux/capability.h.
+const capSysResource = 24
+
+// hasCapability reports whether this process has capability c in its
+// effective set (capget(2)).
+func hasCapability(c uint) bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[c/32].Effective&(1<<(c%32)) != 0
+}
+
+// limitHint explains an EPERM from prlimit(2): the kernel gives the same
+// errno for a hard limit above fs.nr_open and for a missing privilege.
+func limitHint(pid int, want, have FileLimit, err error) string {
+	if !errors.Is(err, syscall.EPERM) {
+		return ""
+	}
+	if want.Hard > have.Hard {
+		if nr, rerr := hostfs.ReadInt(hostfs.Default().Proc("sys", "fs", "nr_open")); rerr == nil && want.Hard > uint64(nr) {
+			return fmt.Sprintf("the hard limit may not exceed fs.nr_open (%d)", nr)
+		}
+		if !hasCapability(capSysResource) {
+			return fmt.Sprintf("raising the hard limit above %s needs CAP_SYS_RESOURCE, which this process lacks", limitString(have.Hard))
+		}
+	}
+	if pid != 0 && pid != os.Getpid() {
+		return "changing another user's process needs CAP_SYS_RESOURCE"
+	}
+	return ""
+}
