@@ -12,7 +12,6 @@ import (
 	"github.com/nettune/nettune/internal/hostfs"
 )
 
-
 // OpenFilesLimit returns this process's RLIMIT_NOFILE (getrlimit(2)).
 // Note that Go raises its own soft limit to the hard limit at start-up and
 // gives children the original soft limit back unless the program sets the

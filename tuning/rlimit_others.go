@@ -10,7 +10,6 @@ import (
 
 var errUnsupported = fmt.Errorf("tuning: open-files limits are only implemented on linux: %w", errors.ErrUnsupported)
 
-
 // OpenFilesLimit returns an error matching errors.ErrUnsupported off Linux.
 func OpenFilesLimit() (FileLimit, error) { return FileLimit{}, errUnsupported }
 
