@@ -173,13 +173,13 @@ func listOrNone(s CPUSet) string {
 
 // planKeep computes the change from st to want. It checks want against
 // the present CPUs and refuses an empty want.
-func planKeep(st CPUState, want CPUSet) (CPUChange, error) {
+func (h *Host) planKeep(st CPUState, want CPUSet) (CPUChange, error) {
 	c := CPUChange{From: st.Online, To: want}
 	if want.IsEmpty() {
 		return c, fmt.Errorf("%w: the wanted online list is empty (present: %s)", ErrAllOffline, st.Present)
 	}
 	if missing := want.Difference(st.Present); !missing.IsEmpty() {
-		return c, fmt.Errorf("%w: cpu(s) %s not present (present: %s, from %s)", ErrUnknownCPU, missing, listOrNone(st.Present), "devices/system/cpu/present")
+		return c, fmt.Errorf("%w: cpu(s) %s not present (%s: %s)", ErrUnknownCPU, missing, h.cpuDir("present"), listOrNone(st.Present))
 	}
 	c.Online = want.Difference(st.Online)
 	for _, id := range st.Online.Difference(want).IDs() {
@@ -188,9 +188,9 @@ func planKeep(st CPUState, want CPUSet) (CPUChange, error) {
 			c.Offline = c.Offline.With(id)
 			continue
 		}
-		reason := fmt.Errorf("%w: it has no cpu%d/online file", ErrNotHotpluggable, id)
+		reason := fmt.Errorf("%w: no %s file", ErrNotHotpluggable, h.cpuDir(cpuName(id), "online"))
 		if !ok {
-			reason = fmt.Errorf("%w: online but no cpu%d directory", ErrNotHotpluggable, id)
+			reason = fmt.Errorf("%w: online but no %s directory", ErrNotHotpluggable, h.cpuDir(cpuName(id)))
 		}
 		c.Blocked = append(c.Blocked, &CPUError{CPU: id, Online: false, Err: reason})
 	}
@@ -206,7 +206,7 @@ func (h *Host) PlanKeepOnline(want CPUSet) (CPUChange, error) {
 	if err != nil {
 		return CPUChange{}, err
 	}
-	return planKeep(st, want)
+	return h.planKeep(st, want)
 }
 
 // KeepOptions tunes KeepOnline. The zero value (or nil) is the default.
@@ -245,7 +245,7 @@ func (h *Host) KeepOnline(ctx context.Context, want CPUSet, opts *KeepOptions) (
 		return CPUSnapshot{}, err
 	}
 	snap := st.Snapshot()
-	plan, err := planKeep(st, want)
+	plan, err := h.planKeep(st, want)
 	if err != nil {
 		return snap, err
 	}
@@ -289,7 +289,7 @@ func (h *Host) RestoreCPUs(ctx context.Context, snap CPUSnapshot) error {
 	if want.IsEmpty() {
 		return &HotplugError{Failed: missing}
 	}
-	plan, err := planKeep(st, want)
+	plan, err := h.planKeep(st, want)
 	if err != nil {
 		return err
 	}
@@ -416,7 +416,7 @@ func (h *Host) SetOnline(cpu int, online bool) error {
 	}
 	c, ok := st.CPU(cpu)
 	if !ok || !c.Hotpluggable {
-		return fail(fmt.Errorf("%w: no %s", ErrNotHotpluggable, h.cpuDir(cpuName(cpu), "online")))
+		return fail(fmt.Errorf("%w: no %s file", ErrNotHotpluggable, h.cpuDir(cpuName(cpu), "online")))
 	}
 	if !online && st.Online.Without(cpu).IsEmpty() {
 		return fail(fmt.Errorf("%w: cpu%d is the last one online", ErrAllOffline, cpu))

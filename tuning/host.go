@@ -3,6 +3,7 @@ package tuning
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/nettune/nettune/internal/cpuset"
 	"github.com/nettune/nettune/internal/hostfs"
@@ -18,6 +19,12 @@ type CPUSet = cpuset.Set
 // error naming the text and the expected form; it matches
 // errors.Is(err, ErrCPUList).
 func ParseCPUList(s string) (CPUSet, error) {
+	for _, part := range strings.Split(s, ",") {
+		if p := strings.TrimSpace(part); strings.HasPrefix(p, "-") {
+			return CPUSet{}, fmt.Errorf("tuning: %w", &cpuset.ParseError{Input: s,
+				Reason: fmt.Sprintf("negative cpu id %q; expected ids of 0 or more, like 0-7,96-103", p)})
+		}
+	}
 	set, err := cpuset.Parse(s)
 	if err != nil {
 		return CPUSet{}, fmt.Errorf("tuning: %w", err)
@@ -33,7 +40,7 @@ var (
 	// ErrNotHotpluggable: the CPU has no cpuN/online file, so the kernel
 	// cannot take it offline (x86 cpu0 on most machines). It also matches
 	// errors.ErrUnsupported.
-	ErrNotHotpluggable = fmt.Errorf("tuning: cpu is not hot-pluggable: %w", errors.ErrUnsupported)
+	ErrNotHotpluggable error = unsupported("tuning: cpu is not hot-pluggable")
 	// ErrUnknownCPU: a negative CPU id, or one the host does not have
 	// (not in /sys/devices/system/cpu/present).
 	ErrUnknownCPU = errors.New("tuning: no such cpu")
@@ -69,3 +76,11 @@ func NewDefault() *Host { return &Host{root: hostfs.Default()} }
 
 // Root returns the host root directory the Host reads and writes under.
 func (h *Host) Root() string { return h.root.Dir() }
+
+// unsupported is a sentinel that also matches errors.ErrUnsupported.
+type unsupported string
+
+func (e unsupported) Error() string { return string(e) }
+
+// Is reports whether target is errors.ErrUnsupported.
+func (e unsupported) Is(target error) bool { return target == errors.ErrUnsupported }
