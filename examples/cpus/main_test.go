@@ -21,13 +21,13 @@ import (
 func twoCPUTree(t *testing.T) string {
 	dir := t.TempDir()
 	files := map[string]string{
-		"sys/devices/system/cpu/possible":           "0-1\n",
-		"sys/devices/system/cpu/present":            "0-1\n",
-		"sys/devices/system/cpu/online":             "0-1\n",
-		"sys/devices/system/cpu/offline":            "\n",
-		"sys/devices/system/cpu/cpu0/uevent":        "",
-		"sys/devices/system/cpu/cpu1/online":        "1\n",
-		"sys/devices/system/node/node0/cpulist":     "0-1\n",
+		"sys/devices/system/cpu/possible":       "0-1\n",
+		"sys/devices/system/cpu/present":        "0-1\n",
+		"sys/devices/system/cpu/online":         "0-1\n",
+		"sys/devices/system/cpu/offline":        "\n",
+		"sys/devices/system/cpu/cpu0/uevent":    "",
+		"sys/devices/system/cpu/cpu1/online":    "1\n",
+		"sys/devices/system/node/node0/cpulist": "0-1\n",
 	}
 	for p, s := range files {
 		full := filepath.Join(dir, p)
