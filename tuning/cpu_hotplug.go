@@ -18,11 +18,12 @@ type CPUError struct {
 	Err    error // why it failed
 }
 
+// Error describes the CPU, the asked state and the cause.
 func (e *CPUError) Error() string {
 	if e.CPU < 0 {
 		return fmt.Sprintf("tuning: verify online cpus: %v", e.Err)
 	}
-	return fmt.Sprintf("tuning: %s cpu%d: %v", onOff(e.Online), e.CPU, e.Err)
+	return fmt.Sprintf("tuning: %s cpu%d: %s", onOff(e.Online), e.CPU, strings.TrimPrefix(e.Err.Error(), "tuning: "))
 }
 
 // Unwrap returns the cause.
@@ -50,6 +51,7 @@ type HotplugError struct {
 	RollbackFailed []*CPUError
 }
 
+// Error lists every failed CPU with its cause, and the roll-back outcome.
 func (e *HotplugError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tuning: %d cpu change(s) failed: ", len(e.Failed))
@@ -159,7 +161,7 @@ func (c CPUChange) String() string {
 		fmt.Fprintf(&b, "take offline: %s\n", c.Offline)
 	}
 	for _, e := range c.Blocked {
-		fmt.Fprintf(&b, "cannot take cpu%d offline: %v\n", e.CPU, e.Err)
+		fmt.Fprintf(&b, "cannot take cpu%d offline: %s\n", e.CPU, strings.TrimPrefix(e.Err.Error(), "tuning: "))
 	}
 	return b.String()
 }

@@ -80,6 +80,7 @@ func (h *Host) Root() string { return h.root.Dir() }
 // unsupported is a sentinel that also matches errors.ErrUnsupported.
 type unsupported string
 
+// Error returns the message.
 func (e unsupported) Error() string { return string(e) }
 
 // Is reports whether target is errors.ErrUnsupported.

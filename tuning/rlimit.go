@@ -24,6 +24,7 @@ type FileLimit struct {
 	Hard uint64 `json:"hard"`
 }
 
+// String formats l as "soft 1024, hard 524288" ("unlimited" for Unlimited).
 func (l FileLimit) String() string {
 	return "soft " + limitString(l.Soft) + ", hard " + limitString(l.Hard)
 }
@@ -51,6 +52,8 @@ type LimitError struct {
 	hint string // what the errno most likely means here
 }
 
+// Error names the process, the limits asked for and in force, the errno
+// and, for EPERM, its likely reason (CAP_SYS_RESOURCE or fs.nr_open).
 func (e *LimitError) Error() string {
 	who := "this process"
 	if e.PID != 0 {

@@ -85,23 +85,30 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if *restore != "" {
 		err = h.RestoreCPUs(ctx, snap)
 	} else {
-		before, err := h.CPUSnapshot()
-		if err != nil {
-			return err
-		}
-		b, err := json.Marshal(before)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(*save, append(b, '\n'), 0o644); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "saved the previous state to %s\n", *save)
-		_, err = h.KeepOnline(ctx, snap.Online, &tuning.KeepOptions{BestEffort: *bestEffort})
+		err = keepOnline(ctx, h, snap.Online, *save, *bestEffort, out)
 	}
 	if perr := printSummary(h, out, *flat); perr != nil && err == nil {
 		err = perr
 	}
+	return err
+}
+
+// keepOnline saves the current state to file, then changes it, so a
+// crash half-way still leaves the snapshot to restore.
+func keepOnline(ctx context.Context, h *tuning.Host, want tuning.CPUSet, file string, bestEffort bool, out io.Writer) error {
+	before, err := h.CPUSnapshot()
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(before)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(file, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "saved the previous state to %s\n", file)
+	_, err = h.KeepOnline(ctx, want, &tuning.KeepOptions{BestEffort: bestEffort})
 	return err
 }
 

@@ -126,3 +126,18 @@ func TestIntegrationApplyAndRestore(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out3, "no change")
 }
+
+// A change the host refuses is an error, also with -best-effort, and the
+// state is unchanged (cpu0 here cannot go offline).
+func TestApplyRefusedIsAnError(t *testing.T) {
+	dir := twoCPUTree(t)
+	snap := filepath.Join(t.TempDir(), "snap.json")
+	for _, extra := range [][]string{nil, {"-best-effort"}} {
+		_, err := runCmd(t, append([]string{"-root", dir, "-online", "1", "-apply", "-save", snap}, extra...)...)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "not hot-pluggable")
+		b, err := os.ReadFile(snap)
+		require.NoError(t, err)
+		assert.JSONEq(t, `{"online":"0-1","present":"0-1","hotpluggable":"1"}`, string(b))
+	}
+}
