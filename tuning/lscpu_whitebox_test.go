@@ -128,6 +128,7 @@ func itoa(n int) string { return cpuName(n)[3:] }
 // lack files lscpu needs and still have to read.
 func TestSummaryCapturedTrees(t *testing.T) {
 	t.Run("ghw offlineCPUs", func(t *testing.T) {
+		t.Parallel()
 		dir := testutil.ExtractSysroot(t, testutil.CorpusFile(t, "sysfs", "ghw-linux-amd64-offlineCPUs.tar.gz"))
 		h, err := New(dir)
 		require.NoError(t, err)
@@ -145,6 +146,7 @@ func TestSummaryCapturedTrees(t *testing.T) {
 			"CPU(s):", "On-line CPU(s) list:", "Off-line CPU(s) list:", "NUMA node(s):", "NUMA node0 CPU(s):")
 	})
 	t.Run("kunpeng 920, NUL-terminated files", func(t *testing.T) {
+		t.Parallel()
 		dir := testutil.ExtractSysroot(t, testutil.CorpusFile(t, "sysfs", "128arm-2pa2n8cluster4co.tar.bz2"))
 		h, err := New(dir)
 		require.NoError(t, err)
@@ -158,6 +160,7 @@ func TestSummaryCapturedTrees(t *testing.T) {
 			"CPU(s):", "On-line CPU(s) list:", "NUMA node(s):", "NUMA node0 CPU(s):", "NUMA node3 CPU(s):")
 	})
 	t.Run("xeon L5640, no possible/present/online files", func(t *testing.T) {
+		t.Parallel()
 		dir := testutil.ExtractSysroot(t, testutil.CorpusFile(t, "sysfs", "ghw-linux-amd64-intel-xeon-L5640-2node.tar.gz"))
 		h, err := New(dir)
 		require.NoError(t, err)
@@ -171,6 +174,7 @@ func TestSummaryCapturedTrees(t *testing.T) {
 		assert.Equal(t, "0,2,4,6,8,10,12,14,16,18,20,22", LscpuList(s.Nodes[0].CPUs))
 	})
 	t.Run("32em64t, possible beyond present", func(t *testing.T) {
+		t.Parallel()
 		dir := testutil.ExtractSysroot(t, testutil.CorpusFile(t, "sysfs", "32em64t-2n8c+dax+nvme+mic+dimms.tar.bz2"))
 		h, err := New(dir)
 		require.NoError(t, err)
