@@ -4,11 +4,66 @@
 // named tuning steps with an on-disk journal so a whole run can be undone,
 // even after a crash.
 //
-// CPU hotplug is described in the kernel's Documentation/core-api/cpu_hotplug.rst;
-// sysctls in Documentation/admin-guide/sysctl/.
+// CPU hotplug is described in the kernel's Documentation/core-api/cpu_hotplug.rst
+// (https://docs.kernel.org/core-api/cpu_hotplug.html); sysctls in
+// Documentation/admin-guide/sysctl/ (https://docs.kernel.org/admin-guide/sysctl/);
+// resource limits in getrlimit(2) and prlimit(2).
+//
+// # CPU hotplug
+//
+// A Host reads and writes under one host root (New("/") or NewDefault for
+// the running host, a fixture tree or a mounted image otherwise).
+// CPUState reads /sys/devices/system/cpu/{possible,present,online,offline}
+// and, for each cpuN, whether cpuN/online exists (a CPU without it, such as
+// x86 cpu0, is not hot-pluggable) and its cpuN/nodeM link. SetOnline writes
+// one cpuN/online; KeepOnline is the seeds'
+//
+//	for no in {8..191}; do echo 0 > /sys/devices/system/cpu/cpu${no}/online; done
+//
+// as one call: it brings the wanted CPUs online first, then takes the rest
+// offline, refuses to offline every CPU, re-reads
+// /sys/devices/system/cpu/online to verify, rolls back on the first
+// failure (or keeps going with KeepOptions.BestEffort), and returns a
+// CPUSnapshot of the state before, which RestoreCPUs puts back
+// idempotently. PlanKeepOnline is the dry run. Failures are a
+// *HotplugError listing every CPU and the kernel's reason.
+//
+// Summary renders what lscpu prints about CPUs: the On-line and Off-line
+// lists and each NUMA node's CPUs, read from
+// /sys/devices/system/node/nodeN/cpulist (offline CPUs leave it but keep
+// their cpuN/nodeM link).
+//
+// # Sysctls
+//
+// Sysctl and SetSysctl read and write /proc/sys/... by dotted name
+// (net.ipv4.tcp_max_tw_buckets) or slashed name; SetSysctl returns the
+// previous value and verifies what the kernel kept. Names that are
+// absolute or hold "." or ".." components are refused.
+//
+// # Open files
+//
+// OpenFilesLimit, SetOpenFilesLimit and RaiseOpenFilesLimit handle this
+// process's RLIMIT_NOFILE; ProcessOpenFilesLimit and
+// SetProcessOpenFilesLimit another process's, with prlimit(2).
+// StartWithOpenFiles starts a child (Tomcat) with the limit inherited from
+// its first instruction, which Go's runtime would otherwise reset for
+// children.
+//
+// # Errors
+//
+// Callers branch with errors.Is on ErrNotHotpluggable (also
+// errors.ErrUnsupported), ErrUnknownCPU, ErrAllOffline, ErrNotApplied,
+// ErrCPUList, ErrSysctlName and ErrLimit, on os.ErrPermission, and on the
+// kernel's errno (syscall.EBUSY, syscall.EINVAL, syscall.EROFS); errors.As
+// gives *CPUError, *HotplugError and *LimitError. Each error names the
+// file and the value.
 //
 // # Privileges
 //
 // Reading needs none. Onlining or offlining a CPU and writing sysctls need
-// root; raising the hard open-files limit needs CAP_SYS_RESOURCE.
+// root (CAP_SYS_ADMIN; CAP_NET_ADMIN for net.* in a network namespace).
+// Raising the soft open-files limit up to the hard one needs nothing;
+// raising the hard limit, or changing another user's process, needs
+// CAP_SYS_RESOURCE, which root in a container often lacks; the hard limit
+// can never exceed the fs.nr_open sysctl.
 package tuning
