@@ -1,0 +1,279 @@
+package tuning
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// A Step is one named, reversible change in a tuning plan: for example
+// "access-log" (comment out Tomcat's AccessLogValve) or "nic-queues"
+// (ethtool -L combined 8). Prepare looks at the host and says what it would
+// do, changing nothing; the returned Change applies, verifies and is undone
+// through the journal.
+type Step struct {
+	// Name identifies the step in the journal, in -steps lists and in
+	// reports: short, lower case, with dashes.
+	Name string
+	// Title is a one-line human description ("Disable the access log").
+	Title string
+	// Prepare inspects the host and returns the change this step would
+	// make. It must not change the host.
+	Prepare func(ctx context.Context) (*Change, error)
+}
+
+// A Change is what a Step would do on this host.
+type Change struct {
+	// Describe is the exact change: a unified diff of a file, or the old
+	// and new values ("cpu8-191 online: 1 -> 0").
+	Describe string
+	// Skip, when not empty, is why this step cannot or need not run here
+	// ("one NUMA node", "no combined channels", "needs a reboot"); the step
+	// is reported as skipped and nothing is applied.
+	Skip string
+	// Undo is saved in the journal before Apply is called. Each record is
+	// reverted, last first, by the RevertFunc registered for its Kind.
+	Undo []Undo
+	// Apply makes the change.
+	Apply func(ctx context.Context) error
+	// Verify, if not nil, checks after Apply that the host is as intended
+	// (re-reading what was written). A failure reverts the step.
+	Verify func(ctx context.Context) error
+}
+
+// RevertFunc undoes one journal record of its kind. It must be
+// idempotent: it can be called for a change that was only half applied, or
+// already undone, and must then still leave the recorded state in place.
+type RevertFunc func(ctx context.Context, data json.RawMessage) error
+
+// Reverters maps an Undo.Kind to the function that reverts it.
+type Reverters map[string]RevertFunc
+
+// StepStatus is what happened to one step.
+type StepStatus string
+
+// The statuses a step can end in.
+const (
+	StatusApplied  StepStatus = "applied"
+	StatusSkipped  StepStatus = "skipped"
+	StatusNoChange StepStatus = "unchanged"
+	StatusFailed   StepStatus = "failed"
+	StatusReverted StepStatus = "reverted"
+	StatusNotRun   StepStatus = "not run"
+)
+
+// StepResult reports one step of a run.
+type StepResult struct {
+	Name     string
+	Title    string
+	Status   StepStatus
+	Describe string // the change, as Prepare described it
+	Reason   string // why skipped, or the error
+	Duration time.Duration
+}
+
+// Runner runs steps in order with a journal, reverting on error.
+type Runner struct {
+	// Journal records each change before it is made. Required.
+	Journal *Journal
+	// Reverters undo journal records by kind. Required for every kind a
+	// step's Change uses; a missing kind fails the step before Apply.
+	Reverters Reverters
+	// AfterStep, if not nil, is called after every applied step, and with
+	// the name "baseline" before the first — the place to restart a server
+	// and measure. An error stops the run and reverts.
+	AfterStep func(ctx context.Context, step StepResult) error
+	// Keep leaves the changes in place at the end of a successful run
+	// (they stay in the journal, for a later RevertJournal). Default:
+	// false, every change is reverted when the run ends.
+	Keep bool
+	// RevertTimeout bounds the revert that follows an error or a
+	// cancellation, which runs even though ctx is done. Default: 2 minutes.
+	RevertTimeout time.Duration
+}
+
+// Run prepares and applies each step in order, recording it in the
+// journal before it changes anything. On any error, or when ctx is
+// cancelled (SIGINT), it reverts every change made so far, newest first,
+// and returns the error joined with any revert failure. Without Keep it
+// also reverts everything after the last step. The results list every
+// step, including those not run.
+func (r *Runner) Run(ctx context.Context, steps []Step) ([]StepResult, error) {
+	if r.Journal == nil {
+		return nil, errors.New("tuning: Runner needs a Journal")
+	}
+	results := make([]StepResult, len(steps))
+	for i, s := range steps {
+		results[i] = StepResult{Name: s.Name, Title: s.Title, Status: StatusNotRun}
+	}
+	type done struct {
+		seq  int
+		idx  int
+		undo []Undo
+	}
+	var applied []done
+
+	revertAll := func(cause error) error {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.revertTimeout())
+		defer cancel()
+		var errs []error
+		for k := len(applied) - 1; k >= 0; k-- {
+			d := applied[k]
+			if err := r.revert(rctx, d.seq, d.undo); err != nil {
+				errs = append(errs, fmt.Errorf("revert step %q: %w", steps[d.idx].Name, err))
+				continue
+			}
+			results[d.idx].Status = StatusReverted
+		}
+		applied = nil
+		if cause == nil {
+			return errors.Join(errs...)
+		}
+		return errors.Join(append([]error{cause}, errs...)...)
+	}
+
+	if r.AfterStep != nil {
+		if err := r.AfterStep(ctx, StepResult{Name: "baseline", Title: "Baseline", Status: StatusNoChange}); err != nil {
+			return results, fmt.Errorf("tuning: baseline: %w", err)
+		}
+	}
+	for i, s := range steps {
+		res := &results[i]
+		if err := ctx.Err(); err != nil {
+			return results, revertAll(fmt.Errorf("tuning: stopped before step %q: %w", s.Name, err))
+		}
+		start := time.Now()
+		ch, err := s.Prepare(ctx)
+		if err != nil {
+			res.Status, res.Reason = StatusFailed, err.Error()
+			return results, revertAll(fmt.Errorf("tuning: prepare step %q: %w", s.Name, err))
+		}
+		res.Describe = ch.Describe
+		switch {
+		case ch.Skip != "":
+			res.Status, res.Reason = StatusSkipped, ch.Skip
+			continue
+		case ch.Apply == nil:
+			res.Status = StatusNoChange
+			continue
+		}
+		for _, u := range ch.Undo {
+			if r.Reverters[u.Kind] == nil {
+				res.Status, res.Reason = StatusFailed, "no reverter for "+u.Kind
+				return results, revertAll(fmt.Errorf("tuning: step %q: no RevertFunc registered for undo kind %q", s.Name, u.Kind))
+			}
+		}
+		seq, err := r.Journal.Begin(s.Name, ch.Undo)
+		if err != nil {
+			res.Status, res.Reason = StatusFailed, err.Error()
+			return results, revertAll(err)
+		}
+		// From here the change may be (half) made: it is reverted on error.
+		applied = append(applied, done{seq: seq, idx: i, undo: ch.Undo})
+		if err := ch.Apply(ctx); err != nil {
+			res.Status, res.Reason = StatusFailed, err.Error()
+			return results, revertAll(fmt.Errorf("tuning: apply step %q: %w", s.Name, err))
+		}
+		if err := r.Journal.Applied(seq); err != nil {
+			res.Status, res.Reason = StatusFailed, err.Error()
+			return results, revertAll(err)
+		}
+		if ch.Verify != nil {
+			if err := ch.Verify(ctx); err != nil {
+				res.Status, res.Reason = StatusFailed, err.Error()
+				return results, revertAll(fmt.Errorf("tuning: verify step %q: %w", s.Name, err))
+			}
+		}
+		res.Status, res.Duration = StatusApplied, time.Since(start)
+		if r.AfterStep != nil {
+			if err := r.AfterStep(ctx, *res); err != nil {
+				return results, revertAll(fmt.Errorf("tuning: after step %q: %w", s.Name, err))
+			}
+		}
+	}
+	if r.Keep {
+		return results, nil
+	}
+	return results, revertAll(nil)
+}
+
+func (r *Runner) revertTimeout() time.Duration {
+	if r.RevertTimeout > 0 {
+		return r.RevertTimeout
+	}
+	return 2 * time.Minute
+}
+
+func (r *Runner) revert(ctx context.Context, seq int, undo []Undo) error {
+	if err := revertRecords(ctx, r.Reverters, undo); err != nil {
+		return err
+	}
+	return r.Journal.Reverted(seq)
+}
+
+func revertRecords(ctx context.Context, rev Reverters, undo []Undo) error {
+	var errs []error
+	for k := len(undo) - 1; k >= 0; k-- {
+		fn := rev[undo[k].Kind]
+		if fn == nil {
+			errs = append(errs, fmt.Errorf("no RevertFunc for undo kind %q", undo[k].Kind))
+			continue
+		}
+		if err := fn(ctx, undo[k].Data); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", undo[k].Kind, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RevertJournal undoes, newest first, every change the journal at path
+// records as begun and not yet reverted — what a run left behind when it
+// was killed, crashed, or ran with Keep — and marks each reverted in the
+// journal. It returns the steps it reverted. A change whose revert fails
+// stays pending, so RevertJournal can be run again.
+func RevertJournal(ctx context.Context, path string, rev Reverters) ([]string, error) {
+	entries, err := ReadJournal(path)
+	if err != nil {
+		return nil, err
+	}
+	p := pending(entries)
+	if len(p) == 0 {
+		return nil, nil
+	}
+	j, err := OpenJournal(path)
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	var reverted []string
+	var errs []error
+	for _, e := range p {
+		if err := revertRecords(ctx, rev, e.Undo); err != nil {
+			errs = append(errs, fmt.Errorf("tuning: revert step %q from %s: %w", e.Step, path, err))
+			continue
+		}
+		if err := j.Reverted(e.Seq); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		reverted = append(reverted, e.Step)
+	}
+	return reverted, errors.Join(errs...)
+}
+
+// FormatResults renders step results as an aligned text table.
+func FormatResults(results []StepResult) string {
+	var b strings.Builder
+	w := len("step")
+	for _, r := range results {
+		w = max(w, len(r.Name))
+	}
+	fmt.Fprintf(&b, "%-*s  %-9s  %s\n", w, "step", "status", "detail")
+	for _, r := range results {
+		fmt.Fprintf(&b, "%-*s  %-9s  %s\n", w, r.Name, r.Status, r.Reason)
+	}
+	return b.String()
+}

@@ -1,0 +1,85 @@
+package tuning
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/nettune/nettune/internal/atomicfile"
+	"github.com/nettune/nettune/internal/udiff"
+)
+
+// UndoFile is the Undo kind of a configuration file rewrite; its data is a
+// FileUndo and RevertFile reverts it.
+const UndoFile = "file"
+
+// FileUndo is the journal record of a file rewrite: the file's bytes and
+// mode before the change.
+type FileUndo struct {
+	Path    string      `json:"path"`
+	Content []byte      `json:"content"` // base64 in the journal
+	Mode    os.FileMode `json:"mode"`
+}
+
+// FileChange prepares a Change that rewrites the file at path with
+// render(old). When render returns the same bytes, the Change has no Apply
+// (the step is unchanged). Otherwise Describe is the unified diff, the Undo
+// record holds the original bytes, Apply writes through atomicfile (temp
+// file, fsync, rename, mode and owner kept) and Verify re-reads the file.
+// render must not modify old.
+func FileChange(path string, render func(old []byte) ([]byte, error)) (*Change, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("tuning: %w", err)
+	}
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tuning: %w", err)
+	}
+	next, err := render(old)
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Equal(old, next) {
+		return &Change{}, nil
+	}
+	undo, err := NewUndo(UndoFile, FileUndo{Path: path, Content: old, Mode: fi.Mode().Perm()})
+	if err != nil {
+		return nil, err
+	}
+	return &Change{
+		Describe: udiff.Unified("a"+path, "b"+path, old, next),
+		Undo:     []Undo{undo},
+		Apply: func(context.Context) error {
+			_, err := atomicfile.WriteFile(path, next, &atomicfile.Options{NoBackup: true})
+			return err
+		},
+		Verify: func(context.Context) error {
+			got, err := os.ReadFile(path)
+			if err != nil {
+				return fmt.Errorf("tuning: verify %s: %w", path, err)
+			}
+			if !bytes.Equal(got, next) {
+				return fmt.Errorf("tuning: verify %s: content differs from what was written", path)
+			}
+			return nil
+		},
+	}, nil
+}
+
+// RevertFile is the RevertFunc of UndoFile: it writes the recorded bytes
+// back (safely, keeping owner) unless the file already holds them.
+func RevertFile(_ context.Context, data json.RawMessage) error {
+	var u FileUndo
+	if err := json.Unmarshal(data, &u); err != nil {
+		return fmt.Errorf("tuning: file undo record: %w", err)
+	}
+	if u.Path == "" {
+		return errors.New("tuning: file undo record has no path")
+	}
+	_, err := atomicfile.WriteFile(u.Path, u.Content, &atomicfile.Options{NoBackup: true, Perm: u.Mode})
+	return err
+}
