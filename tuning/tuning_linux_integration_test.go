@@ -33,7 +33,7 @@ func readSys(t *testing.T, p string) string {
 // the real lscpu, and bring it back, also when the test fails.
 func TestIntegrationHotplugCPU1(t *testing.T) {
 	testutil.RequireHostTests(t)
-	lockHotplug(t)
+	testutil.LockHotplug(t)
 	h := tuning.NewDefault()
 	st, err := h.CPUState()
 	require.NoError(t, err)

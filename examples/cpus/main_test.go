@@ -99,7 +99,7 @@ func TestBadInput(t *testing.T) {
 // The check on this machine: -online 0 -apply, then -restore.
 func TestIntegrationApplyAndRestore(t *testing.T) {
 	testutil.RequireHostTests(t)
-	lockHotplug(t)
+	testutil.LockHotplug(t)
 	const cpu1 = "/sys/devices/system/cpu/cpu1/online"
 	b, err := os.ReadFile(cpu1)
 	if err != nil || strings.TrimSpace(string(b)) != "1" {

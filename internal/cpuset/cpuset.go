@@ -100,6 +100,9 @@ func ParseNamed(s, source string) (Set, error) {
 		if part == "" {
 			return fail("empty element; expected a list like 0-7,96-103")
 		}
+		if strings.HasPrefix(part, "-") {
+			return fail(fmt.Sprintf("negative cpu number in %q", part))
+		}
 		rng, stride, hasStride := strings.Cut(part, ":")
 		loStr, hiStr, isRange := strings.Cut(rng, "-")
 		lo, err := parseID(loStr)

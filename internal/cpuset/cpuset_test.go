@@ -55,7 +55,7 @@ func TestParseErrors(t *testing.T) {
 		name, in, want string
 	}{
 		{name: "reversed range", in: "3-1", want: `cpuset: "3-1" in /sys/devices/system/cpu/online: range end before start in "3-1"`},
-		{name: "negative", in: "-1", want: `cpuset: "-1" in /sys/devices/system/cpu/online: missing cpu number; expected a list like 0-7,96-103`},
+		{name: "negative", in: "-1", want: `cpuset: "-1" in /sys/devices/system/cpu/online: negative cpu number in "-1"`},
 		{name: "garbage", in: "a-b", want: `cpuset: "a-b" in /sys/devices/system/cpu/online: cpu number "a" is not a decimal integer`},
 		{name: "empty element", in: "1,,2", want: `cpuset: "1,,2" in /sys/devices/system/cpu/online: empty element; expected a list like 0-7,96-103`},
 		{name: "too big", in: "70000", want: `cpuset: "70000" in /sys/devices/system/cpu/online: cpu number 70000 above the maximum 65535`},

@@ -13,7 +13,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // HostTestsEnv is the environment variable that, set to 1, allows tests
@@ -170,4 +172,30 @@ func extract(archive, dest string) error {
 			}
 		}
 	}
+}
+
+// LockHotplug serialises the tests that hotplug CPUs across test
+// processes (go test runs packages in parallel): it takes an exclusive
+// flock on $TMPDIR/nettune-cpu-hotplug.lock, waiting at most a minute,
+// and releases it in t.Cleanup.
+func LockHotplug(t testing.TB) {
+	t.Helper()
+	p := filepath.Join(os.TempDir(), "nettune-cpu-hotplug.lock")
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("hotplug lock %s: %v", p, err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if err != syscall.EWOULDBLOCK || time.Now().After(deadline) {
+			f.Close()
+			t.Fatalf("hotplug lock %s: %v", p, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Cleanup(func() { f.Close() }) // closing releases the lock
 }

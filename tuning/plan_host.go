@@ -1,0 +1,120 @@
+package tuning
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// Undo kinds of the changes a Host makes; Host.Reverters reverts them.
+const (
+	// UndoCPUs restores a CPUSnapshot (which CPUs were online).
+	UndoCPUs = "cpu-online"
+	// UndoSysctl restores a sysctl's value; its data is a SysctlUndo.
+	UndoSysctl = "sysctl"
+)
+
+// SysctlUndo is the journal record of a sysctl change.
+type SysctlUndo struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Reverters returns the RevertFuncs for the changes this package makes,
+// bound to h's root: UndoFile, UndoCPUs and UndoSysctl. Callers add their
+// own kinds (NIC channels, IRQ affinity) to the map.
+func (h *Host) Reverters() Reverters {
+	return Reverters{
+		UndoFile: RevertFile,
+		UndoCPUs: func(ctx context.Context, data json.RawMessage) error {
+			var snap CPUSnapshot
+			if err := json.Unmarshal(data, &snap); err != nil {
+				return fmt.Errorf("tuning: cpu-online undo record: %w", err)
+			}
+			return h.RestoreCPUs(ctx, snap)
+		},
+		UndoSysctl: func(_ context.Context, data json.RawMessage) error {
+			var u SysctlUndo
+			if err := json.Unmarshal(data, &u); err != nil {
+				return fmt.Errorf("tuning: sysctl undo record: %w", err)
+			}
+			cur, err := h.Sysctl(u.Name)
+			if err != nil {
+				return err
+			}
+			if cur == u.Value {
+				return nil
+			}
+			_, err = h.SetSysctl(u.Name, u.Value)
+			return err
+		},
+	}
+}
+
+// KeepOnlineChange prepares a Change that keeps only want online (the
+// seeds' "echo 0 > cpuN/online" for every other CPU): Describe is the
+// plan, the undo record the current snapshot, Apply KeepOnline and Verify
+// a re-read of the online list. An unchanged state gives a Change without
+// Apply; CPUs that cannot go offline make it a Skip with the reason.
+func (h *Host) KeepOnlineChange(want CPUSet) (*Change, error) {
+	plan, err := h.PlanKeepOnline(want)
+	if err != nil {
+		return nil, err
+	}
+	if plan.IsEmpty() {
+		return &Change{Describe: fmt.Sprintf("online CPUs already %s", want)}, nil
+	}
+	if len(plan.Blocked) > 0 {
+		return &Change{Describe: plan.String(), Skip: fmt.Sprintf("cannot take CPU %d offline: %v", plan.Blocked[0].CPU, plan.Blocked[0].Err)}, nil
+	}
+	snap, err := h.CPUSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	undo, err := NewUndo(UndoCPUs, snap)
+	if err != nil {
+		return nil, err
+	}
+	return &Change{
+		Describe: plan.String(),
+		Undo:     []Undo{undo},
+		Apply: func(ctx context.Context) error {
+			_, err := h.KeepOnline(ctx, want, nil)
+			return err
+		},
+		Verify: func(context.Context) error {
+			got, err := h.OnlineCPUs()
+			if err != nil {
+				return err
+			}
+			if !got.Equal(want) {
+				return fmt.Errorf("tuning: online CPUs are %s, wanted %s", got, want)
+			}
+			return nil
+		},
+	}, nil
+}
+
+// SysctlChange prepares a Change that sets the sysctl name to value (seed
+// 003's tcp_max_tw_buckets), recording the current value to restore.
+func (h *Host) SysctlChange(name, value string) (*Change, error) {
+	cur, err := h.Sysctl(name)
+	if err != nil {
+		return nil, err
+	}
+	if cur == value {
+		return &Change{Describe: fmt.Sprintf("%s already %s", name, value)}, nil
+	}
+	undo, err := NewUndo(UndoSysctl, SysctlUndo{Name: name, Value: cur})
+	if err != nil {
+		return nil, err
+	}
+	return &Change{
+		Describe: fmt.Sprintf("%s: %s -> %s", name, cur, value),
+		Undo:     []Undo{undo},
+		Apply: func(context.Context) error {
+			_, err := h.SetSysctl(name, value)
+			return err
+		},
+	}, nil
+}
