@@ -8,6 +8,8 @@ import (
 	"archive/tar"
 	"compress/bzip2"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -87,13 +89,22 @@ func CorpusFile(t testing.TB, elem ...string) string {
 }
 
 // ExtractSysroot extracts a captured tree archive (.tar.gz, .tgz, .tar.bz2
-// or .tar) into a new temporary directory and returns the directory that
-// holds its sys/ (the archive's top folder when it has one).
+// or .tar) and returns the directory that holds its sys/ (the archive's
+// top folder when it has one).
+//
+// Extraction is cached by the archive's content under the user's cache
+// directory (as the Go build cache is), so the large corpus trees are
+// decompressed once per machine; each call gets its own copy of the tree
+// in t.TempDir(), which the test may change.
 func ExtractSysroot(t testing.TB, archive string) string {
 	t.Helper()
-	dest := t.TempDir()
-	if err := extract(archive, dest); err != nil {
+	cached, err := cachedExtract(archive)
+	if err != nil {
 		t.Fatalf("extract %s: %v", archive, err)
+	}
+	dest := t.TempDir()
+	if err := copyTree(cached, dest); err != nil {
+		t.Fatalf("copy extracted %s: %v", archive, err)
 	}
 	if _, err := os.Stat(filepath.Join(dest, "sys")); err == nil {
 		return dest
@@ -109,6 +120,77 @@ func ExtractSysroot(t testing.TB, archive string) string {
 	}
 	t.Fatalf("extract %s: no sys/ directory in the archive", archive)
 	return ""
+}
+
+// extractVersion is part of the cache key: bump it when extract changes.
+const extractVersion = "2"
+
+func cachedExtract(archive string) (string, error) {
+	data, err := os.ReadFile(archive)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(append([]byte(extractVersion), data...))
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	parent := filepath.Join(base, "nettune-test-sysroots")
+	final := filepath.Join(parent, hex.EncodeToString(sum[:8]))
+	if _, err := os.Stat(final); err == nil {
+		return final, nil
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(parent, ".extract-")
+	if err != nil {
+		return "", err
+	}
+	if err := extract(archive, tmp); err != nil {
+		os.RemoveAll(tmp)
+		return "", err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		// Another test process finished the same extraction first.
+		os.RemoveAll(tmp)
+		if _, serr := os.Stat(final); serr != nil {
+			return "", err
+		}
+	}
+	return final, nil
+}
+
+// copyTree copies the regular files, directories and symlinks under src
+// into dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.Type()&os.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(link, target)
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(target, b, 0o644)
+		}
+		return nil
+	})
 }
 
 func extract(archive, dest string) error {
