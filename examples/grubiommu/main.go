@@ -1,0 +1,143 @@
+//go:build linux
+
+// Command grubiommu aligns the IOMMU kernel parameters in the GRUB
+// defaults file, the way the Arm Neoverse Tomcat guide does by hand
+// (GRUB_CMDLINE_LINUX="iommu.strict=1 iommu.passthrough=0"), but changing
+// only that assignment and keeping every other parameter.
+//
+// Without flags it shows the file's and the running kernel's IOMMU
+// parameters and state. -strict plans the change and prints the diff;
+// -apply writes it (with a backup); -update regenerates the bootloader
+// configuration.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+
+	"github.com/nettune/nettune/bootcfg"
+)
+
+func main() {
+	root := flag.String("root", "/", "host root directory (a mounted image, a container's /host)")
+	file := flag.String("file", "", "GRUB defaults file, its drop-ins in FILE.d/*.cfg (default: ROOT/etc/default/grub)")
+	strict := flag.Bool("strict", false, "set the IOMMU parameters (-strict-value, -passthrough-value)")
+	strictVal := flag.String("strict-value", "1", "value for iommu.strict with -strict")
+	passVal := flag.String("passthrough-value", "0", "value for iommu.passthrough with -strict")
+	variable := flag.String("var", bootcfg.CmdlineLinux, "variable to edit: "+bootcfg.CmdlineLinux+" or "+bootcfg.CmdlineLinuxDefault)
+	apply := flag.Bool("apply", false, "write the change (default: dry run, print the diff)")
+	update := flag.Bool("update", false, "regenerate the bootloader config (update-grub, grub2-mkconfig or grubby) after -apply")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, *root, *file, *variable, *strict, *strictVal, *passVal, *apply, *update); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(ctx context.Context, root, file, variable string, strict bool, strictVal, passVal string, apply, update bool) error {
+	host, err := bootcfg.New(root)
+	if err != nil {
+		return err
+	}
+	if file == "" {
+		file = host.DefaultGrubPath()
+	}
+	cfg, err := bootcfg.LoadConfig(file)
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{bootcfg.CmdlineLinux, bootcfg.CmdlineLinuxDefault} {
+		v := cfg.Lookup(name)
+		switch {
+		case !v.Set:
+			fmt.Printf("%s: not set\n", name)
+		case !v.Known:
+			fmt.Printf("%s: %v\n", name, v.Dynamic)
+		default:
+			cl, _ := bootcfg.ParseCmdline(v.Value)
+			fmt.Printf("%s (%s:%d): %q, IOMMU parameters: %s\n", name, v.Origin.File, v.Origin.Line, v.Value, params(bootcfg.IOMMUParams(cl)))
+		}
+	}
+	running, err := host.Cmdline()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("running kernel: IOMMU parameters: %s\n", params(bootcfg.IOMMUParams(running)))
+	if st, err := host.IOMMU(); err != nil {
+		fmt.Printf("running kernel: IOMMU state: %v\n", err)
+	} else {
+		fmt.Printf("running kernel: IOMMU %s\n", st)
+	}
+	if !strict {
+		return nil
+	}
+
+	want := []bootcfg.Param{bootcfg.P("iommu.strict", strictVal), bootcfg.P("iommu.passthrough", passVal)}
+	plan, err := cfg.Plan(bootcfg.Edit{Var: variable, Set: want})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("editing %s: %q -> %q\n", plan.Var, plan.Before, plan.After)
+	if !plan.Changed() {
+		fmt.Println("no change: the file already has these parameters")
+	}
+	fmt.Print(plan.Diff())
+	if plan.Changed() && !apply {
+		fmt.Println("dry run: -apply writes the change")
+		return nil
+	}
+	if apply {
+		ws, err := plan.Apply()
+		if err != nil {
+			return err
+		}
+		for _, w := range ws {
+			fmt.Printf("wrote %s (backup %s)\n", w.Path, w.Backup)
+		}
+	}
+	if update {
+		args, out, err := host.Regenerate(ctx, nil, cfg, plan)
+		fmt.Printf("ran %v\n%s", args, out)
+		if err != nil {
+			return err
+		}
+	}
+	if cfg, err = bootcfg.LoadConfig(file); err != nil {
+		return err
+	}
+	boot, err := cfg.BootCmdline()
+	if errors.Is(err, bootcfg.ErrDynamic) {
+		fmt.Printf("cannot tell whether a reboot is required: %v\n", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if bootcfg.PendingReboot(boot, running, want, nil).RebootRequired() {
+		fmt.Println("reboot required: the running kernel does not have these parameters yet")
+	} else {
+		fmt.Println("no reboot required: the running kernel already has these parameters")
+	}
+	return nil
+}
+
+func params(ps []bootcfg.Param) string {
+	if len(ps) == 0 {
+		return "none"
+	}
+	s := ""
+	for i, p := range ps {
+		if i > 0 {
+			s += " "
+		}
+		s += p.String()
+	}
+	return s
+}
