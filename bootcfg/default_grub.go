@@ -28,6 +28,7 @@ const DropInDir = "grub.d"
 type File struct {
 	Path        string
 	Assignments []*Assignment // in the order the shell performs them
+	Commands    []Command     // the commands it runs, in order
 	data        string
 }
 
@@ -39,11 +40,11 @@ func (f *File) Bytes() []byte { return []byte(f.data) }
 // without executing anything. A syntax error (an unterminated quote or
 // command substitution) matches ErrSyntax and names the file and line.
 func ParseFile(path string, data []byte) (*File, error) {
-	as, err := parseScript(path, string(data))
+	as, cmds, err := parseScript(path, string(data))
 	if err != nil {
 		return nil, err
 	}
-	return &File{Path: path, Assignments: as, data: string(data)}, nil
+	return &File{Path: path, Assignments: as, Commands: cmds, data: string(data)}, nil
 }
 
 // Config is the GRUB defaults: the main file and its drop-ins, in the

@@ -131,3 +131,34 @@ func TestLoadConfigDropInOrder(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist)
 	assert.Contains(t, err.Error(), filepath.Join(dir, "missing"))
 }
+
+func TestParseFileCommandsAndUnset(t *testing.T) {
+	src := "X=1\nY=2 &\nZ=3 | cat\nunset X\ntrue && W=1\nif [ -n \"$A\" ]; then V=1; fi\n"
+	f, err := bootcfg.ParseFile("f", []byte(src))
+	require.NoError(t, err)
+	var names []string
+	for _, c := range f.Commands {
+		names = append(names, c.Name)
+	}
+	assert.Equal(t, []string{"cat", "unset", "true", "if", "[", "V=1", "fi"}[:3], names[:3])
+	cfg := &bootcfg.Config{Files: []*bootcfg.File{f}}
+	x := cfg.Lookup("X")
+	assert.True(t, x.Known)
+	assert.Equal(t, "", x.Value)
+	assert.Equal(t, "unset X", x.Origin.Text())
+	for _, n := range []string{"Y", "Z", "W", "V"} {
+		assert.False(t, cfg.Lookup(n).Known, n)
+	}
+	p := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
+	env := shellEnv(t, p)
+	assert.NotContains(t, env, "X")
+	assert.NotContains(t, env, "Y", "a background command's assignment does not persist")
+	assert.NotContains(t, env, "Z")
+	assert.Equal(t, "1", env["W"])
+
+	pu := writeConfig(t, "GRUB_CMDLINE_LINUX=\"a\"\nunset GRUB_CMDLINE_LINUX\n", nil)
+	_, err = planFor(t, pu, bootcfg.Edit{Set: seedParams})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is unset at "+pu+":2")
+}

@@ -178,6 +178,9 @@ func (c *Config) Plan(e Edit) (*Plan, error) {
 		if now == s.before {
 			continue
 		}
+		if s.a.Unset {
+			return nil, fmt.Errorf("bootcfg: %s is unset at %s:%d (\"unset %s\"); add an assignment after that line by hand", name, s.a.File, s.a.Line, name)
+		}
 		var word string
 		requoted := false
 		if s.a.SelfAppend() {

@@ -74,6 +74,9 @@ type Assignment struct {
 	Conditional bool
 	// Export is true for "export NAME=value".
 	Export bool
+	// Unset is true for "unset NAME": the value becomes empty (Start..End
+	// then covers the name after unset).
+	Unset bool
 
 	// selfRef/appendLit describe NAME="$NAME literal": the shell appends
 	// literal to the current value.
@@ -91,7 +94,12 @@ func (a *Assignment) Static() bool { return len(a.Expansions) == 0 && !a.Conditi
 func (a *Assignment) SelfAppend() bool { return a.selfRef != "" && !a.Conditional }
 
 // Text returns the assignment as written in the file ("NAME=value").
-func (a *Assignment) Text() string { return a.Name + "=" + a.raw }
+func (a *Assignment) Text() string {
+	if a.Unset {
+		return "unset " + a.Name
+	}
+	return a.Name + "=" + a.raw
+}
 
 // reason describes why a is not static.
 func (a *Assignment) reason() string {
@@ -162,8 +170,16 @@ var reservedOpen = map[string]bool{"if": true, "case": true, "for": true, "while
 var reservedClose = map[string]bool{"fi": true, "esac": true, "done": true, "}": true}
 var reservedMid = map[string]bool{"then": true, "else": true, "elif": true, "do": true, "in": true, "!": true}
 
-// parseScript returns the assignments in src in execution order.
-func parseScript(file, src string) ([]*Assignment, error) {
+// Command is a command word the file runs when sourced (anything that is
+// not an assignment, a comment or a blank: "if", "true", "str_replace"...).
+type Command struct {
+	Name string
+	Line int
+}
+
+// parseScript returns the assignments in src in execution order, and the
+// commands it runs.
+func parseScript(file, src string) ([]*Assignment, []Command, error) {
 	s := &scanner{file: file, src: src, lines: []int{0}}
 	for i := 0; i < len(src); i++ {
 		if src[i] == '\n' {
@@ -171,12 +187,19 @@ func parseScript(file, src string) ([]*Assignment, error) {
 		}
 	}
 	var out []*Assignment
+	var cmds []Command
 	depth := 0    // if/case/loops/braces
 	parens := 0   // subshells
 	cond := false // after && or ||
+	// had: a command just ended, so an operator may follow; need: an
+	// operator (&&, ||, |) waits for its command. Checked outside compound
+	// commands, where "case" patterns and ";;" make it harder.
+	had, need := false, false
+	listStart := 0 // first assignment of the current and-or list in out
 	i := 0
 	for i < len(src) {
 		c := src[i]
+		top := depth == 0 && parens == 0
 		switch {
 		case c == ' ' || c == '\t':
 			i++
@@ -189,24 +212,46 @@ func parseScript(file, src string) ([]*Assignment, error) {
 				i++
 			}
 			continue
-		case c == '\n' || c == ';':
+		case c == '\n':
 			cond = false
+			had = false
+			if !need {
+				listStart = len(out)
+			}
 			i++
 			continue
-		case c == '&' || c == '|':
+		case c == ';' || c == '&' || c == '|':
+			op := src[i : i+1]
 			if i+1 < len(src) && src[i+1] == c {
-				cond = true
-				i += 2
-			} else {
-				cond = c == '|' // a pipeline runs in subshells
-				i++
+				op = src[i : i+2]
 			}
+			if top && (!had || op == ";;") {
+				return nil, nil, s.errorf(i, "syntax error: %q unexpected (want a command before it)", op)
+			}
+			had = false
+			need = op == "&&" || op == "||" || op == "|"
+			if op == "&" {
+				// The whole and-or list ran in the background, in a
+				// subshell: none of its assignments persists.
+				for _, a := range out[listStart:] {
+					a.Conditional = true
+				}
+			}
+			if !need {
+				listStart = len(out)
+			}
+			cond = op == "&&" || op == "||" || op == "|" // a pipeline runs in subshells
+			i += len(op)
 			continue
 		case c == '(' || c == ')' || c == '<' || c == '>':
 			if c == '(' {
 				parens++
-			} else if c == ')' && parens > 0 {
-				parens--
+				had = false
+			} else {
+				if c == ')' && parens > 0 {
+					parens--
+				}
+				had, need = true, false
 			}
 			i++
 			continue
@@ -229,7 +274,7 @@ func parseScript(file, src string) ([]*Assignment, error) {
 			if n > 0 && i+n < len(src) && src[i+n] == '=' && (cmdWord == "" || export) {
 				w, err := s.scanWord(i+n+1, true)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				a := &Assignment{
 					Name: src[i : i+n], File: file, Line: s.lineOf(i),
@@ -249,21 +294,36 @@ func parseScript(file, src string) ([]*Assignment, error) {
 			}
 			w, err := s.scanWord(i, false)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			text := src[i:w.end]
+			if cmdWord == "" {
+				cmds = append(cmds, Command{Name: text, Line: s.lineOf(i)})
+			}
 			i = w.end
+			if cmdWord == "unset" {
+				for _, name := range strings.Fields(text) {
+					if nameAt(name, 0) == len(name) {
+						out = append(out, &Assignment{Name: name, File: file, Line: s.lineOf(w.start), Start: w.start, ValueStart: w.end, End: w.end,
+							Conditional: depth > 0 || parens > 0 || cond, Unset: true})
+					}
+				}
+				continue
+			}
 			if cmdWord == "" && len(pending) == 0 && !w.single && !w.double {
 				switch {
 				case reservedOpen[text]:
 					depth++
+					had, need = false, false
 					continue
 				case reservedClose[text]:
 					if depth > 0 {
 						depth--
 					}
+					had, need = true, false
 					continue
 				case reservedMid[text]:
+					had, need = false, false
 					continue
 				}
 			}
@@ -272,13 +332,30 @@ func parseScript(file, src string) ([]*Assignment, error) {
 				export = text == "export" && len(pending) == 0
 			}
 		}
+		if len(pending) > 0 || cmdWord != "" {
+			had, need = true, false
+		}
+		// "X=1 | cmd" runs in a subshell: nothing persists ("&" is
+		// handled with its whole list above).
+		j := i
+		for j < len(src) && (src[j] == ' ' || src[j] == '\t') {
+			j++
+		}
+		if j < len(src) && src[j] == '|' && (j+1 >= len(src) || src[j+1] != '|') {
+			for _, a := range pending {
+				a.Conditional = true
+			}
+		}
 		if cmdWord == "" || export {
 			out = append(out, pending...)
 		}
 		// With a command word, the assignments before it only set that
 		// command's environment: they do not persist.
 	}
-	return out, nil
+	if need && depth == 0 && parens == 0 {
+		return nil, nil, s.errorf(len(src), "syntax error: unexpected end of file after && , || or | (want a command)")
+	}
+	return out, cmds, nil
 }
 
 func (w *word) style() QuoteStyle {
