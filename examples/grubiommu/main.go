@@ -16,6 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"os/signal"
@@ -36,12 +37,22 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *root, *file, *variable, *strict, *strictVal, *passVal, *apply, *update); err != nil {
+	o := options{root: *root, file: *file, variable: *variable, strict: *strict,
+		strictVal: *strictVal, passVal: *passVal, apply: *apply, update: *update}
+	if err := run(ctx, os.Stdout, o); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, root, file, variable string, strict bool, strictVal, passVal string, apply, update bool) error {
+type options struct {
+	root, file, variable string
+	strict               bool
+	strictVal, passVal   string
+	apply, update        bool
+}
+
+func run(ctx context.Context, w io.Writer, o options) error {
+	root, file, variable, strict, strictVal, passVal, apply, update := o.root, o.file, o.variable, o.strict, o.strictVal, o.passVal, o.apply, o.update
 	host, err := bootcfg.New(root)
 	if err != nil {
 		return err
@@ -57,23 +68,23 @@ func run(ctx context.Context, root, file, variable string, strict bool, strictVa
 		v := cfg.Lookup(name)
 		switch {
 		case !v.Set:
-			fmt.Printf("%s: not set\n", name)
+			fmt.Fprintf(w, "%s: not set\n", name)
 		case !v.Known:
-			fmt.Printf("%s: %v\n", name, v.Dynamic)
+			fmt.Fprintf(w, "%s: %v\n", name, v.Dynamic)
 		default:
 			cl, _ := bootcfg.ParseCmdline(v.Value)
-			fmt.Printf("%s (%s:%d): %q, IOMMU parameters: %s\n", name, v.Origin.File, v.Origin.Line, v.Value, params(bootcfg.IOMMUParams(cl)))
+			fmt.Fprintf(w, "%s (%s:%d): %q, IOMMU parameters: %s\n", name, v.Origin.File, v.Origin.Line, v.Value, params(bootcfg.IOMMUParams(cl)))
 		}
 	}
 	running, err := host.Cmdline()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("running kernel: IOMMU parameters: %s\n", params(bootcfg.IOMMUParams(running)))
+	fmt.Fprintf(w, "running kernel: IOMMU parameters: %s\n", params(bootcfg.IOMMUParams(running)))
 	if st, err := host.IOMMU(); err != nil {
-		fmt.Printf("running kernel: IOMMU state: %v\n", err)
+		fmt.Fprintf(w, "running kernel: IOMMU state: %v\n", err)
 	} else {
-		fmt.Printf("running kernel: IOMMU %s\n", st)
+		fmt.Fprintf(w, "running kernel: IOMMU %s\n", st)
 	}
 	if !strict {
 		return nil
@@ -84,13 +95,13 @@ func run(ctx context.Context, root, file, variable string, strict bool, strictVa
 	if err != nil {
 		return err
 	}
-	fmt.Printf("editing %s: %q -> %q\n", plan.Var, plan.Before, plan.After)
+	fmt.Fprintf(w, "editing %s: %q -> %q\n", plan.Var, plan.Before, plan.After)
 	if !plan.Changed() {
-		fmt.Println("no change: the file already has these parameters")
+		fmt.Fprintln(w, "no change: the file already has these parameters")
 	}
-	fmt.Print(plan.Diff())
+	fmt.Fprint(w, plan.Diff())
 	if plan.Changed() && !apply {
-		fmt.Println("dry run: -apply writes the change")
+		fmt.Fprintln(w, "dry run: -apply writes the change")
 		return nil
 	}
 	if apply {
@@ -98,13 +109,13 @@ func run(ctx context.Context, root, file, variable string, strict bool, strictVa
 		if err != nil {
 			return err
 		}
-		for _, w := range ws {
-			fmt.Printf("wrote %s (backup %s)\n", w.Path, w.Backup)
+		for _, wr := range ws {
+			fmt.Fprintf(w, "wrote %s (backup %s)\n", wr.Path, wr.Backup)
 		}
 	}
 	if update {
 		args, out, err := host.Regenerate(ctx, nil, cfg, plan)
-		fmt.Printf("ran %v\n%s", args, out)
+		fmt.Fprintf(w, "ran %v\n%s", args, out)
 		if err != nil {
 			return err
 		}
@@ -114,16 +125,18 @@ func run(ctx context.Context, root, file, variable string, strict bool, strictVa
 	}
 	boot, err := cfg.BootCmdline()
 	if errors.Is(err, bootcfg.ErrDynamic) {
-		fmt.Printf("cannot tell whether a reboot is required: %v\n", err)
-		return nil
+		// The other variable is computed by the shell: judge from the
+		// edited one alone, and say so.
+		fmt.Fprintf(w, "note: %v; judging from %s alone\n", err, variable)
+		boot, err = cfg.Cmdline(variable)
 	}
 	if err != nil {
 		return err
 	}
 	if bootcfg.PendingReboot(boot, running, want, nil).RebootRequired() {
-		fmt.Println("reboot required: the running kernel does not have these parameters yet")
+		fmt.Fprintln(w, "reboot required: the running kernel does not have these parameters yet")
 	} else {
-		fmt.Println("no reboot required: the running kernel already has these parameters")
+		fmt.Fprintln(w, "no reboot required: the running kernel already has these parameters")
 	}
 	return nil
 }
