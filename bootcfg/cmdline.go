@@ -27,7 +27,7 @@ func ParseParam(s string) (Param, error) {
 	if err != nil {
 		return Param{}, err
 	}
-	if len(c.toks) != 1 || c.sep >= 0 {
+	if len(c.toks) != 1 || c.sep1 > 0 {
 		return Param{}, fmt.Errorf("%w: %q is not exactly one parameter (want key or key=value)", ErrInvalidParam, s)
 	}
 	p := c.toks[0].param
@@ -41,7 +41,7 @@ func ParseParams(s string) ([]Param, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.sep >= 0 {
+	if c.sep1 > 0 {
 		return nil, fmt.Errorf("%w: %q: \"--\" starts the init arguments, not a kernel parameter", ErrInvalidParam, s)
 	}
 	ps := c.Params()
@@ -131,7 +131,7 @@ func KeyEqual(a, b string) bool {
 type Cmdline struct {
 	toks  []ctoken
 	trail string // white space after the last token
-	sep   int    // index of the "--" token, -1 when there is none
+	sep1  int    // 1 + index of the "--" token; 0 when there is none
 }
 
 type ctoken struct {
@@ -147,7 +147,7 @@ type ctoken struct {
 // "--" ends the kernel's parameters. An unterminated quote is an error
 // matching ErrSyntax.
 func ParseCmdline(s string) (*Cmdline, error) {
-	c := &Cmdline{sep: -1}
+	c := &Cmdline{}
 	i := 0
 	for i < len(s) {
 		start := i
@@ -171,8 +171,8 @@ func ParseCmdline(s string) (*Cmdline, error) {
 			return nil, &SyntaxError{Offset: tokStart, Msg: fmt.Sprintf("unterminated double quote in kernel parameter %q", s[tokStart:i])}
 		}
 		raw := s[tokStart:i]
-		if raw == "--" && c.sep < 0 {
-			c.sep = len(c.toks)
+		if raw == "--" && c.sep1 == 0 {
+			c.sep1 = len(c.toks) + 1
 		}
 		c.toks = append(c.toks, ctoken{ws: ws, raw: raw, param: splitParam(raw)})
 	}
@@ -221,7 +221,7 @@ func (c *Cmdline) String() string {
 // Clone returns an independent copy of c.
 func (c *Cmdline) Clone() *Cmdline {
 	if c == nil {
-		return &Cmdline{sep: -1}
+		return &Cmdline{}
 	}
 	d := *c
 	d.toks = append([]ctoken(nil), c.toks...)
@@ -229,8 +229,8 @@ func (c *Cmdline) Clone() *Cmdline {
 }
 
 func (c *Cmdline) kernelEnd() int {
-	if c.sep >= 0 {
-		return c.sep
+	if c.sep1 > 0 {
+		return c.sep1 - 1
 	}
 	return len(c.toks)
 }
@@ -251,11 +251,11 @@ func (c *Cmdline) Params() []Param {
 // Init returns the arguments after "--", which the kernel passes to init,
 // or nil when the command line has no "--".
 func (c *Cmdline) Init() []string {
-	if c == nil || c.sep < 0 {
+	if c == nil || c.sep1 == 0 {
 		return nil
 	}
 	var args []string
-	for _, t := range c.toks[c.sep+1:] {
+	for _, t := range c.toks[c.sep1:] {
 		args = append(args, t.raw)
 	}
 	return args
@@ -342,8 +342,8 @@ func (c *Cmdline) set(p Param) {
 	c.toks = append(c.toks, ctoken{})
 	copy(c.toks[at+1:], c.toks[at:])
 	c.toks[at] = t
-	if c.sep >= 0 {
-		c.sep++
+	if c.sep1 > 0 {
+		c.sep1++
 	}
 }
 
@@ -354,8 +354,8 @@ func (c *Cmdline) remove(i int) {
 		c.toks[1].ws = c.toks[0].ws
 	}
 	c.toks = append(c.toks[:i], c.toks[i+1:]...)
-	if c.sep > i {
-		c.sep--
+	if c.sep1-1 > i {
+		c.sep1--
 	}
 }
 

@@ -182,3 +182,16 @@ func TestKeyEqual(t *testing.T) {
 	assert.False(t, bootcfg.KeyEqual("iommu.strict", "iommu.stric"))
 	assert.False(t, bootcfg.KeyEqual("iommu.strict", "iommu_strict"))
 }
+
+func TestCmdlineZeroValue(t *testing.T) {
+	var c bootcfg.Cmdline
+	assert.Empty(t, c.Params())
+	assert.Nil(t, c.Init())
+	changed, err := c.Set(seedParams...)
+	require.NoError(t, err)
+	assert.True(t, changed)
+	assert.Equal(t, "iommu.strict=1 iommu.passthrough=0", c.String())
+	assert.Nil(t, c.Init())
+	assert.Equal(t, 1, c.Remove("iommu.strict"))
+	assert.Equal(t, "iommu.passthrough=0", c.String())
+}

@@ -104,7 +104,7 @@ func (c *Config) Plan(e Edit) (*Plan, error) {
 	plan := &Plan{Var: name, Before: v.Value, Set: e.Set, Remove: e.Remove}
 
 	if !v.Set {
-		cl := &Cmdline{sep: -1}
+		cl := &Cmdline{}
 		if _, err := cl.Set(e.Set...); err != nil {
 			return nil, err
 		}
@@ -140,7 +140,7 @@ func (c *Config) Plan(e Edit) (*Plan, error) {
 	// else after the last one.
 	tail := segs[len(segs)-1]
 	for _, s := range segs {
-		if s.cl.sep >= 0 {
+		if s.cl.sep1 > 0 {
 			tail = s
 			break
 		}

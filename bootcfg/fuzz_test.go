@@ -129,6 +129,10 @@ func FuzzGrubEdit(f *testing.F) {
 		}
 		cfg := &bootcfg.Config{Files: []*bootcfg.File{file}}
 		for _, v := range []string{bootcfg.CmdlineLinux, bootcfg.CmdlineLinuxDefault} {
+			// An empty edit renders the file unchanged.
+			if noop, err := cfg.Plan(bootcfg.Edit{Var: v}); err == nil && noop.Changed() {
+				t.Fatalf("empty edit changes the file:\n%s", noop.Diff())
+			}
 			plan, err := cfg.Plan(bootcfg.Edit{Var: v, Set: []bootcfg.Param{bootcfg.P("iommu.strict", "1"), bootcfg.P("dyndbg", `a $b "c`[:6])}})
 			if err != nil {
 				if strings.Contains(err.Error(), "internal error") {

@@ -43,7 +43,11 @@ const (
 )
 
 func (k ExpansionKind) String() string {
-	return [...]string{"command substitution", "command substitution", "variable reference", "special parameter", "arithmetic expansion", "tilde expansion"}[k]
+	names := [...]string{"command substitution", "command substitution", "variable reference", "special parameter", "arithmetic expansion", "tilde expansion"}
+	if k < 0 || int(k) >= len(names) {
+		return fmt.Sprintf("ExpansionKind(%d)", int(k))
+	}
+	return names[k]
 }
 
 // Expansion is one construct in a value that only a shell can evaluate.
