@@ -77,6 +77,8 @@ func (p Param) Validate() error {
 		return fmt.Errorf("%w: \"--\" ends the kernel parameters; it is not a parameter", ErrInvalidParam)
 	case strings.ContainsAny(p.Key, kernelSpace+`="`) || hasControl(p.Key):
 		return fmt.Errorf("%w: key %q: a key may not contain white space, '=' or '\"'", ErrInvalidParam, p.Key)
+	case !p.HasValue && p.Value != "":
+		return fmt.Errorf("%w: %s: Value %q set without HasValue (use P(key, value))", ErrInvalidParam, p.Key, p.Value)
 	case strings.Contains(p.Value, `"`):
 		return fmt.Errorf("%w: %s: value %q contains a double quote, which the kernel cannot escape", ErrInvalidParam, p.Key, p.Value)
 	case hasControl(p.Value) || strings.ContainsAny(p.Value, "\n\r\v\f"):

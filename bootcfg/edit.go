@@ -43,6 +43,12 @@ type Plan struct {
 	// Set and Remove repeat the edit, for Regenerate's grubby arguments.
 	Set    []Param
 	Remove []string
+	// Shadowed lists the parameters of Set that GRUB_CMDLINE_LINUX_DEFAULT
+	// gives another value (or keeps when removed): it follows
+	// GRUB_CMDLINE_LINUX on normal boot entries, and the kernel applies the
+	// last occurrence. Only computed when editing GRUB_CMDLINE_LINUX and
+	// _DEFAULT is known.
+	Shadowed []Param
 
 	files []fileEdit
 	fs    atomicfile.FS // fault-injection seam for tests; nil = real
@@ -102,6 +108,20 @@ func (c *Config) Plan(e Edit) (*Plan, error) {
 		return nil, v.Dynamic
 	}
 	plan := &Plan{Var: name, Before: v.Value, Set: e.Set, Remove: e.Remove}
+	if name == CmdlineLinux {
+		if d, err := c.Cmdline(CmdlineLinuxDefault); err == nil {
+			for _, p := range e.Set {
+				if got, ok := d.Get(p.Key); ok && (got.Value != p.Value || got.HasValue != p.HasValue) {
+					plan.Shadowed = append(plan.Shadowed, got)
+				}
+			}
+			for _, k := range e.Remove {
+				if got, ok := d.Get(k); ok {
+					plan.Shadowed = append(plan.Shadowed, got)
+				}
+			}
+		}
+	}
 
 	if !v.Set {
 		cl := &Cmdline{}

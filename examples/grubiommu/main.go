@@ -96,6 +96,9 @@ func run(ctx context.Context, w io.Writer, o options) error {
 		return err
 	}
 	fmt.Fprintf(w, "editing %s: %q -> %q\n", plan.Var, plan.Before, plan.After)
+	for _, p := range plan.Shadowed {
+		fmt.Fprintf(w, "warning: %s has %s, which comes later on the boot line and wins\n", bootcfg.CmdlineLinuxDefault, p)
+	}
 	if !plan.Changed() {
 		fmt.Fprintln(w, "no change: the file already has these parameters")
 	}
