@@ -35,6 +35,7 @@ type SyntaxError struct {
 	Msg    string // what is wrong and what was expected
 }
 
+// Error returns "bootcfg: FILE:LINE: message".
 func (e *SyntaxError) Error() string {
 	if e.File != "" {
 		return fmt.Sprintf("bootcfg: %s:%d: %s", e.File, e.Line, e.Msg)
@@ -54,6 +55,7 @@ type DynamicError struct {
 	Reason string // e.g. "command substitution $(sed ...)"
 }
 
+// Error names the variable, the file and line, and the expansion.
 func (e *DynamicError) Error() string {
 	return fmt.Sprintf("bootcfg: %s is computed by the shell at %s:%d (%s); edit that file by hand or remove the expansion", e.Name, e.File, e.Line, e.Reason)
 }

@@ -64,6 +64,7 @@ type IOMMUState struct {
 	Lines []string
 }
 
+// String describes the state in one line, with its source.
 func (s IOMMUState) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "domain %s", orUnknown(string(s.Domain)))

@@ -48,6 +48,7 @@ type CommandError struct {
 	Err    error
 }
 
+// Error gives the command, its exit status and (the end of) its output.
 func (e *CommandError) Error() string {
 	out := strings.TrimSpace(e.Output)
 	if len(out) > 2000 {

@@ -17,6 +17,7 @@ const (
 	QuoteMixed                    // NAME=a"b"'c': rewritten in double quotes
 )
 
+// String names the style ("double-quoted", ...).
 func (q QuoteStyle) String() string {
 	switch q {
 	case QuoteNone:
@@ -42,6 +43,7 @@ const (
 	ExpandTilde                           // ~ or ~user
 )
 
+// String names the kind ("command substitution", ...).
 func (k ExpansionKind) String() string {
 	names := [...]string{"command substitution", "command substitution", "variable reference", "special parameter", "arithmetic expansion", "tilde expansion"}
 	if k < 0 || int(k) >= len(names) {

@@ -117,3 +117,42 @@ func TestNoFlagsOnlyShows(t *testing.T) {
 	b, _ := os.ReadFile(p)
 	assert.Equal(t, src, string(b), "dry run by default")
 }
+
+// TestApplyAndUpdateUnderRoot runs -strict -apply -update against a host
+// root holding a harmless update-grub script: the regeneration is a real
+// process, run only because -update asked for it.
+func TestApplyAndUpdateUnderRoot(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"etc/default", "usr/sbin", "proc"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+	}
+	grub := filepath.Join(root, "etc/default/grub")
+	require.NoError(t, os.WriteFile(grub, []byte("GRUB_CMDLINE_LINUX=\"rd.lvm.lv=vg/root\"\n"), 0o644))
+	marker := filepath.Join(root, "ran")
+	require.NoError(t, os.WriteFile(filepath.Join(root, "usr/sbin/update-grub"),
+		[]byte("#!/bin/sh\necho Generating grub configuration file ...\ntouch "+marker+"\necho done\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/cmdline"), []byte("ro rd.lvm.lv=vg/root\n"), 0o444))
+
+	var out bytes.Buffer
+	o := options{root: root, variable: "GRUB_CMDLINE_LINUX", strict: true, strictVal: "1", passVal: "0"}
+	require.NoError(t, run(context.Background(), &out, o))
+	assert.NoFileExists(t, marker, "a dry run regenerates nothing")
+
+	o.apply, o.update = true, true
+	out.Reset()
+	require.NoError(t, run(context.Background(), &out, o))
+	assert.FileExists(t, marker)
+	assert.Contains(t, out.String(), "ran ["+root+"/usr/sbin/update-grub]")
+	assert.Contains(t, out.String(), "Generating grub configuration file")
+	assert.Contains(t, out.String(), "reboot required")
+	b, _ := os.ReadFile(grub)
+	assert.Equal(t, "GRUB_CMDLINE_LINUX=\"rd.lvm.lv=vg/root iommu.strict=1 iommu.passthrough=0\"\n", string(b))
+
+	// Once the running kernel has the parameters, no reboot is required.
+	require.NoError(t, os.Chmod(filepath.Join(root, "proc/cmdline"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/cmdline"), []byte("ro rd.lvm.lv=vg/root iommu.strict=1 iommu.passthrough=0\n"), 0o444))
+	out.Reset()
+	o.update = false
+	require.NoError(t, run(context.Background(), &out, o))
+	assert.Contains(t, out.String(), "no reboot required")
+}
