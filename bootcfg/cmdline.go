@@ -134,6 +134,7 @@ type Cmdline struct {
 	toks  []ctoken
 	trail string // white space after the last token
 	sep1  int    // 1 + index of the "--" token; 0 when there is none
+	lead  string // white space before a parameter added to an empty list
 }
 
 type ctoken struct {
@@ -333,7 +334,7 @@ func (c *Cmdline) set(p Param) {
 	at := c.kernelEnd()
 	ws := " "
 	if at == 0 {
-		ws = ""
+		ws = c.lead
 		if len(c.toks) > 0 {
 			// Inserting before "--" at the start: keep its leading space
 			// ahead of the new parameter.

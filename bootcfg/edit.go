@@ -165,6 +165,9 @@ func (c *Config) Plan(e Edit) (*Plan, error) {
 			break
 		}
 	}
+	if tail.a.SelfAppend() {
+		tail.cl.lead = " " // keep "$NAME" apart from what is appended
+	}
 	for _, p := range e.Set {
 		first := -1
 		for i, s := range segs {
@@ -190,9 +193,6 @@ func (c *Config) Plan(e Edit) (*Plan, error) {
 	edits := map[string][]repl{}
 	var order []string
 	for _, s := range segs {
-		if s.a.SelfAppend() && len(s.cl.toks) > 0 && s.cl.toks[0].ws == "" {
-			s.cl.toks[0].ws = " " // keep "$NAME" apart from what follows
-		}
 		now := s.cl.String()
 		after.WriteString(now)
 		if now == s.before {
@@ -221,11 +221,36 @@ func (c *Config) Plan(e Edit) (*Plan, error) {
 		edits[s.a.File] = append(edits[s.a.File], repl{s.a.ValueStart, s.a.End, word})
 	}
 	plan.After = after.String()
+	// The chain was edited piece by piece: the kernel must see what an edit
+	// of the whole value gives. It differs only when a parameter is split
+	// across assignments (NAME="${NAME},more").
+	whole, err := ParseCmdline(v.Value)
+	if err != nil {
+		return nil, fmt.Errorf("bootcfg: %s in %s: %w", name, v.Origin.File, err)
+	}
+	whole.Set(e.Set...)
+	whole.Remove(e.Remove...)
+	got, err := ParseCmdline(plan.After)
+	if err != nil || !equalParamList(got.Params(), whole.Params()) {
+		return nil, fmt.Errorf("bootcfg: %s: a parameter is split across the assignments at %s:%d and before it; edit by hand", name, v.Origin.File, v.Origin.Line)
+	}
 	for _, path := range order {
 		f := c.file(path)
 		plan.files = append(plan.files, fileEdit{path: path, old: []byte(f.data), new: []byte(applyRepls(f.data, edits[path]))})
 	}
 	return plan, c.verify(plan)
+}
+
+func equalParamList(a, b []Param) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 type repl struct {

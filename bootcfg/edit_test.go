@@ -204,6 +204,23 @@ func TestPlanDropIns(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "iommu.strict=0 ro quiet iommu.passthrough=0", shellEnv(t, p, filepath.Join(p+".d", "40-a.cfg"))[bootcfg.CmdlineLinux])
 	})
+	t.Run("glued append is kept glued", func(t *testing.T) {
+		p := writeConfig(t, "GRUB_CMDLINE_LINUX=\"a=1\"\nGRUB_CMDLINE_LINUX=\"${GRUB_CMDLINE_LINUX},2\"\nGRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX\"\n", nil)
+		plan, err := planFor(t, p, bootcfg.Edit{Set: seedParams[:1]})
+		require.NoError(t, err)
+		require.Len(t, plan.Changes, 1)
+		assert.Equal(t, `GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX iommu.strict=1"`, plan.Changes[0].New)
+		assert.Equal(t, "a=1,2 iommu.strict=1", plan.After)
+		_, err = plan.Apply()
+		require.NoError(t, err)
+		assert.Equal(t, "a=1,2 iommu.strict=1", shellEnv(t, p)[bootcfg.CmdlineLinux])
+	})
+	t.Run("a parameter split across assignments is refused", func(t *testing.T) {
+		p := writeConfig(t, "GRUB_CMDLINE_LINUX=\"a=1\"\nGRUB_CMDLINE_LINUX=\"${GRUB_CMDLINE_LINUX},2\"\n", nil)
+		_, err := planFor(t, p, bootcfg.Edit{Set: []bootcfg.Param{bootcfg.P("a", "5")}})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "split across the assignments at "+p+":2")
+	})
 	t.Run("duplicates across files: two assignments, both written", func(t *testing.T) {
 		p := writeConfig(t, "GRUB_CMDLINE_LINUX=\"iommu.strict=0\"\n", map[string]string{"40-a.cfg": "GRUB_CMDLINE_LINUX=\"${GRUB_CMDLINE_LINUX} iommu.strict=0\"\n"})
 		plan, err := planFor(t, p, bootcfg.Edit{Set: seedParams[:1]})
