@@ -34,6 +34,19 @@ const (
 	FlushLazy    FlushPolicy = "lazy"   // batched, flush queue (iommu.strict=0)
 )
 
+// The guide's IOMMU alignment, Ubuntu's defaults: translated DMA domains
+// (iommu.passthrough=0) with strict IOTLB invalidation (iommu.strict=1).
+const (
+	DefaultIOMMUStrict      = "1"
+	DefaultIOMMUPassthrough = "0"
+)
+
+// IOMMUAlign returns the parameters that set the IOMMU flush policy and
+// default domain: iommu.strict=strict iommu.passthrough=passthrough.
+func IOMMUAlign(strict, passthrough string) []Param {
+	return []Param{P("iommu.strict", strict), P("iommu.passthrough", passthrough)}
+}
+
 // Where IOMMUState came from.
 const (
 	SourceSysfs     = "sysfs"      // /sys/kernel/iommu_groups/*/type

@@ -216,3 +216,13 @@ func TestPendingReboot(t *testing.T) {
 	empty, _ := bootcfg.ParseCmdline("")
 	assert.False(t, bootcfg.PendingReboot(empty, empty, seedParams, nil).RebootRequired())
 }
+
+func TestIOMMUAlign(t *testing.T) {
+	ps := bootcfg.IOMMUAlign(bootcfg.DefaultIOMMUStrict, bootcfg.DefaultIOMMUPassthrough)
+	assert.Equal(t, seedParams, ps)
+	cl, err := bootcfg.ParseCmdline("ro")
+	require.NoError(t, err)
+	_, err = cl.Set(ps...)
+	require.NoError(t, err)
+	assert.Equal(t, "ro iommu.strict=1 iommu.passthrough=0", cl.String(), "the seed's GRUB_CMDLINE_LINUX values, added")
+}

@@ -28,8 +28,8 @@ func main() {
 	root := flag.String("root", "/", "host root directory (a mounted image, a container's /host)")
 	file := flag.String("file", "", "GRUB defaults file, its drop-ins in FILE.d/*.cfg (default: ROOT/etc/default/grub)")
 	strict := flag.Bool("strict", false, "set the IOMMU parameters (-strict-value, -passthrough-value)")
-	strictVal := flag.String("strict-value", "1", "value for iommu.strict with -strict")
-	passVal := flag.String("passthrough-value", "0", "value for iommu.passthrough with -strict")
+	strictVal := flag.String("strict-value", bootcfg.DefaultIOMMUStrict, "value for iommu.strict with -strict")
+	passVal := flag.String("passthrough-value", bootcfg.DefaultIOMMUPassthrough, "value for iommu.passthrough with -strict")
 	variable := flag.String("var", bootcfg.CmdlineLinux, "variable to edit: "+bootcfg.CmdlineLinux+" or "+bootcfg.CmdlineLinuxDefault)
 	apply := flag.Bool("apply", false, "write the change (default: dry run, print the diff)")
 	update := flag.Bool("update", false, "regenerate the bootloader config (update-grub, grub2-mkconfig or grubby) after -apply")
@@ -90,7 +90,7 @@ func run(ctx context.Context, w io.Writer, o options) error {
 		return nil
 	}
 
-	want := []bootcfg.Param{bootcfg.P("iommu.strict", strictVal), bootcfg.P("iommu.passthrough", passVal)}
+	want := bootcfg.IOMMUAlign(strictVal, passVal)
 	plan, err := cfg.Plan(bootcfg.Edit{Var: variable, Set: want})
 	if err != nil {
 		return err
