@@ -23,6 +23,11 @@ type Step struct {
 	// Prepare inspects the host and returns the change this step would
 	// make. It must not change the host.
 	Prepare func(ctx context.Context) (*Change, error)
+	// Baseline marks a step that sets up the baseline rather than being
+	// measured on its own (the seeds' 8 CPUs online and `ulimit -n` before
+	// the first wrk2 run): the Runner's "baseline" AfterStep call comes
+	// after the leading Baseline steps, and none follows them.
+	Baseline bool
 }
 
 // A Change is what a Step would do on this host.
@@ -82,9 +87,10 @@ type Runner struct {
 	// Reverters undo journal records by kind. Required for every kind a
 	// step's Change uses; a missing kind fails the step before Apply.
 	Reverters Reverters
-	// AfterStep, if not nil, is called after every applied step, and with
-	// the name "baseline" before the first — the place to restart a server
-	// and measure. An error stops the run and reverts.
+	// AfterStep, if not nil, is called after every applied step (other
+	// than Baseline steps), and with the name "baseline" once the leading
+	// Baseline steps are applied, before the first other step — the place
+	// to restart a server and measure. An error stops the run and reverts.
 	AfterStep func(ctx context.Context, step StepResult) error
 	// Keep leaves the changes in place at the end of a successful run
 	// (they stay in the journal, for a later RevertJournal). Default:
@@ -135,13 +141,24 @@ func (r *Runner) Run(ctx context.Context, steps []Step) ([]StepResult, error) {
 		return errors.Join(append([]error{cause}, errs...)...)
 	}
 
-	if r.AfterStep != nil {
-		if err := r.AfterStep(ctx, StepResult{Name: "baseline", Title: "Baseline", Status: StatusNoChange}); err != nil {
-			return results, fmt.Errorf("tuning: baseline: %w", err)
+	baselineDone := false
+	baseline := func() error {
+		baselineDone = true
+		if r.AfterStep == nil {
+			return nil
 		}
+		if err := r.AfterStep(ctx, StepResult{Name: "baseline", Title: "Baseline", Status: StatusNoChange}); err != nil {
+			return revertAll(fmt.Errorf("tuning: baseline: %w", err))
+		}
+		return nil
 	}
 	for i, s := range steps {
 		res := &results[i]
+		if !baselineDone && !s.Baseline {
+			if err := baseline(); err != nil {
+				return results, err
+			}
+		}
 		if err := ctx.Err(); err != nil {
 			return results, revertAll(fmt.Errorf("tuning: stopped before step %q: %w", s.Name, err))
 		}
@@ -188,10 +205,15 @@ func (r *Runner) Run(ctx context.Context, steps []Step) ([]StepResult, error) {
 			}
 		}
 		res.Status, res.Duration = StatusApplied, time.Since(start)
-		if r.AfterStep != nil {
+		if r.AfterStep != nil && !s.Baseline {
 			if err := r.AfterStep(ctx, *res); err != nil {
 				return results, revertAll(fmt.Errorf("tuning: after step %q: %w", s.Name, err))
 			}
+		}
+	}
+	if !baselineDone {
+		if err := baseline(); err != nil {
+			return results, err
 		}
 	}
 	if r.Keep {

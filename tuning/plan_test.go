@@ -290,3 +290,29 @@ func TestPlanChild(t *testing.T) {
 		fileStep("iommu", p[2], `"quiet"`, `"quiet iommu.strict=1"`),
 	})
 }
+
+func TestRunnerBaselineSteps(t *testing.T) {
+	dir, a, _ := setupFiles(t)
+	j, err := tuning.CreateJournal(filepath.Join(dir, "journal"))
+	require.NoError(t, err)
+	defer j.Close()
+	c := &counter{v: 1}
+	var seen []string
+	r := &tuning.Runner{Journal: j, Reverters: c.reverters(), AfterStep: func(_ context.Context, s tuning.StepResult) error {
+		seen = append(seen, fmt.Sprintf("%s:%d", s.Name, c.v))
+		return nil
+	}}
+	cpus := c.step("cpus", 8, nil)
+	cpus.Baseline = true
+	_, err = r.Run(context.Background(), []tuning.Step{cpus, fileStep("threads", a, "200", "7")})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"baseline:8", "threads:8"}, seen, "the baseline is measured with the CPUs step applied")
+	assert.Equal(t, 1, c.v)
+
+	seen = nil
+	only := c.step("cpus", 4, nil)
+	only.Baseline = true
+	_, err = r.Run(context.Background(), []tuning.Step{only})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"baseline:4"}, seen)
+}
