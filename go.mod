@@ -2,6 +2,9 @@ module github.com/nettune/nettune
 
 go 1.26.8
 
-require github.com/stretchr/testify v1.12.1
+require (
+	github.com/beevik/etree v1.8.1
+	github.com/stretchr/testify v1.12.1
+)
 
 require go.yaml.in/yaml/v3 v3.0.5 // indirect
