@@ -191,3 +191,35 @@ func commentedAccessLog(s string) bool {
 	}
 	return IsAccessLogValve(doc.Root().SelectAttrValue("className", ""))
 }
+
+// SetAccessLog sets attributes on every active access log Valve, validated
+// against the Access Log Valve attributes of Tomcat's documentation (plus
+// enabled); on error nothing changes. It returns the changes made.
+func (c *Config) SetAccessLog(attrs []Attr, opts *SetOptions) ([]Change, error) {
+	var o SetOptions
+	if opts != nil {
+		o = *opts
+	}
+	valves := c.AccessLogValves()
+	if len(valves) == 0 {
+		return nil, fmt.Errorf("%w: %s: no active access log Valve", ErrNotFound, c.path)
+	}
+	plans := make([][]Change, len(valves))
+	for i, v := range valves {
+		ch, err := c.plan(ElemAccessLogValve, v.ClassName, v.Line, v.Attrs, attrs, o)
+		if err != nil {
+			return nil, err
+		}
+		plans[i] = ch
+	}
+	saved := c.snapshot()
+	var all []Change
+	for i, v := range valves {
+		if err := c.setAttrs(v.elem, toAttrChanges(plans[i])); err != nil {
+			c.restore(saved)
+			return nil, err
+		}
+		all = append(all, plans[i]...)
+	}
+	return all, nil
+}

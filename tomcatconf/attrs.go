@@ -18,7 +18,7 @@ import (
 // validates attribute names and values.
 const DocVersion = "11.0.10"
 
-//go:embed tomcatdoc/http-11.0.10.xml tomcatdoc/executor-11.0.10.xml
+//go:embed tomcatdoc/http-11.0.10.xml tomcatdoc/executor-11.0.10.xml tomcatdoc/valve-11.0.10.xml
 var docFS embed.FS
 
 // Kind is the type of an attribute value, as Tomcat's documentation gives it.
@@ -49,6 +49,8 @@ type AttrSpec struct {
 const (
 	ElemConnector = "Connector"
 	ElemExecutor  = "Executor"
+	// ElemAccessLogValve is <Valve className="org.apache.catalina.valves.AccessLogValve">.
+	ElemAccessLogValve = "AccessLogValve"
 )
 
 var (
@@ -57,15 +59,16 @@ var (
 	specsErr  error
 )
 
-// Specs returns the documented attributes of elem (ElemConnector or
-// ElemExecutor), read from Tomcat's documentation source embedded in the
+// Specs returns the documented attributes of elem (ElemConnector,
+// ElemExecutor or ElemAccessLogValve), read from Tomcat's documentation source embedded in the
 // package, by name.
 func Specs(elem string) (map[string]AttrSpec, error) {
 	specsOnce.Do(func() {
 		specs = map[string]map[string]AttrSpec{}
 		for elem, file := range map[string]string{
-			ElemConnector: "tomcatdoc/http-" + DocVersion + ".xml",
-			ElemExecutor:  "tomcatdoc/executor-" + DocVersion + ".xml",
+			ElemConnector:      "tomcatdoc/http-" + DocVersion + ".xml",
+			ElemExecutor:       "tomcatdoc/executor-" + DocVersion + ".xml",
+			ElemAccessLogValve: "tomcatdoc/valve-" + DocVersion + ".xml",
 		} {
 			data, err := docFS.ReadFile(file)
 			if err != nil {
@@ -121,6 +124,10 @@ func parseAttrDoc(data []byte, elem string) (map[string]AttrSpec, error) {
 			if !inAttributes || section == "Virtual Thread Implementation" {
 				continue
 			}
+		case ElemAccessLogValve:
+			if section != "Attributes" || parent == nil || parent.SelectAttrValue("name", "") != "Access Log Valve" {
+				continue
+			}
 		}
 		for _, a := range sub.FindElements("./attributes/attribute") {
 			name := a.SelectAttrValue("name", "")
@@ -135,6 +142,11 @@ func parseAttrDoc(data []byte, elem string) (map[string]AttrSpec, error) {
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no <attribute> entries found")
+	}
+	if elem == ElemAccessLogValve {
+		// AbstractAccessLogValve.setEnabled exists in every Tomcat since 6
+		// but the reference page does not list it.
+		out["enabled"] = AttrSpec{Name: "enabled", Section: "AbstractAccessLogValve", Kind: KindBool, Default: "true"}
 	}
 	return out, nil
 }
@@ -213,8 +225,8 @@ func classify(name, section, text string) AttrSpec {
 	return s
 }
 
-// Validate checks value for the attribute name of elem (ElemConnector or
-// ElemExecutor) against Tomcat's documentation. An unknown name returns an
+// Validate checks value for the attribute name of elem (ElemConnector,
+// ElemExecutor or ElemAccessLogValve) against Tomcat's documentation. An unknown name returns an
 // error compatible with errors.Is(err, ErrUnknownAttr) that suggests the
 // closest documented name; a value of the wrong kind or out of range, one
 // compatible with ErrInvalidValue. A value holding a ${property}

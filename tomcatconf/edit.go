@@ -3,9 +3,11 @@ package tomcatconf
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // SetOptions tune SetConnector and SetExecutor. A nil *SetOptions means
@@ -174,6 +176,9 @@ func (c *Config) plan(elem, name string, line int, cur, attrs []Attr, o SetOptio
 		next[a.Name] = a.Value
 	}
 	for _, a := range attrs {
+		if err := checkXML(a); err != nil {
+			return nil, fmt.Errorf("%w: %s line %d: <%s> %s: %v", ErrInvalidValue, c.path, line, elem, name, err)
+		}
 		if err := Validate(elem, a.Name, a.Value); err != nil {
 			var ae *AttrError
 			if errors.As(err, &ae) {
@@ -210,6 +215,25 @@ func (c *Config) plan(elem, name string, line int, cur, attrs []Attr, o SetOptio
 	}
 	return dedup, nil
 }
+
+// checkXML rejects names that are not XML names and values with
+// characters XML cannot hold.
+func checkXML(a Attr) error {
+	if !reXMLName.MatchString(a.Name) {
+		return fmt.Errorf("attribute name %q: want an XML name (letters, digits, '.', '-', '_')", a.Name)
+	}
+	if !utf8.ValidString(a.Value) {
+		return fmt.Errorf("%s=%q: not valid UTF-8", a.Name, a.Value)
+	}
+	for _, r := range a.Value {
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xFFFE || r == 0xFFFF {
+			return fmt.Errorf("%s=%q: character %U cannot appear in XML", a.Name, a.Value, r)
+		}
+	}
+	return nil
+}
+
+var reXMLName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9._-]*$`)
 
 // checkThreads rejects minSpareThreads > maxThreads, which Tomcat's
 // thread pool refuses at start.
