@@ -206,7 +206,7 @@ func (c Census) Recommend(busyLoad float64) Recommendation {
 }
 
 var (
-	reConnThread = regexp.MustCompile(`^((?:https?|ajp)-(?:nio2?|apr)-.*?)-(exec-\d*|Poller|Acceptor|ClientPoller-?\d*|BlockPoller|AsyncTimeout)$`)
+	reConnThread = regexp.MustCompile(`^((?:https?|ajp)(?:-jsse|-openssl|-opensslffm)?-(?:nio2?|apr)-.*?)-(exec-\d*|Poller|Acceptor|ClientPoller-?\d*|BlockPoller|AsyncTimeout)$`)
 	// A kernel name is cut to 15 bytes: "http-nio-8080-e", "http-nio-8080-P".
 	reConnTrunc = regexp.MustCompile(`^((?:https?|ajp)-(?:nio2?|apr)-(?:[0-9a-fA-F.:]+-)?\d+)-(.+)$`)
 )
@@ -363,15 +363,17 @@ func JavaThreadNames(ctx context.Context, r Runner, jcmd string, pid int) (map[i
 	if err != nil {
 		return nil, fmt.Errorf("tomcatconf: %w", err)
 	}
-	return parseThreadDump(bytes.NewReader(out))
+	return ParseThreadDump(bytes.NewReader(out))
 }
 
 var reDumpLine = regexp.MustCompile(`^"((?:[^"\\]|\\.)*)".*\bnid=(0x[0-9a-fA-F]+|\d+)\b`)
 
-// parseThreadDump reads a HotSpot thread dump: lines that start with the
-// quoted thread name and carry nid=0x1a2b (hex up to JDK 18) or nid=6699
-// (decimal from JDK 19).
-func parseThreadDump(r io.Reader) (map[int]string, error) {
+// ParseThreadDump reads a HotSpot thread dump (jcmd PID Thread.print,
+// jstack PID) and returns thread names by native thread ID (the TID in
+// /proc/PID/task), from the lines that start with the quoted thread name
+// and carry nid=0x1a2b (hex up to JDK 18) or nid=6699 (decimal from JDK
+// 19). A dump without such lines is an error.
+func ParseThreadDump(r io.Reader) (map[int]string, error) {
 	out := map[int]string{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)

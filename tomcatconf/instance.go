@@ -219,11 +219,45 @@ func (in *Instance) Start(ctx context.Context, opts *StartOptions) (StartResult,
 }
 
 func (in *Instance) startError(err error) error {
-	tail, terr := tailFile(in.CatalinaOut(), 20)
-	if terr != nil {
-		return fmt.Errorf("%w: %w (no catalina.out: %v)", ErrStart, err, terr)
+	data, rerr := os.ReadFile(in.CatalinaOut())
+	if rerr != nil {
+		return fmt.Errorf("%w: %w (no catalina.out: %v)", ErrStart, err, rerr)
 	}
-	return fmt.Errorf("%w: %w\n--- last lines of %s ---\n%s", ErrStart, err, in.CatalinaOut(), tail)
+	first := severe(string(data), 5)
+	if first != "" {
+		first = "\n--- SEVERE in " + in.CatalinaOut() + " ---\n" + first
+	}
+	return fmt.Errorf("%w: %w%s\n--- last lines of %s ---\n%s", ErrStart, err, first, in.CatalinaOut(), tail(string(data), 20))
+}
+
+// severe returns the first max SEVERE log records of catalina.out, each
+// with the "Caused by:" lines of its stack trace, which name the cause (a
+// port in use, a bad attribute) that the last lines often do not.
+func severe(out string, max int) string {
+	lines := strings.Split(out, "\n")
+	var res []string
+	records := 0
+	for i, l := range lines {
+		if !strings.Contains(l, " SEVERE ") && !strings.HasPrefix(l, "SEVERE:") {
+			continue
+		}
+		if records++; records > max {
+			break
+		}
+		res = append(res, l)
+		causes := 0
+		for _, next := range lines[i+1:] {
+			t := strings.TrimSpace(next)
+			if t != "" && !strings.HasPrefix(t, "at ") && !strings.HasPrefix(t, "...") && !strings.HasPrefix(t, "Caused by:") && !strings.HasPrefix(next, "\t") {
+				break // the next log record
+			}
+			if strings.HasPrefix(t, "Caused by:") && causes < 3 {
+				res = append(res, next)
+				causes++
+			}
+		}
+	}
+	return strings.Join(res, "\n")
 }
 
 // waitReady polls url until it answers below 400, the JVM exits, or the
@@ -430,15 +464,11 @@ func (in *Instance) waitExit(ctx context.Context, pid int, timeout time.Duration
 	}
 }
 
-// tailFile returns the last n lines of path.
-func tailFile(path string, n int) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	return strings.Join(lines, "\n"), nil
+	return strings.Join(lines, "\n")
 }

@@ -32,24 +32,36 @@ type Connector struct {
 // Attr returns the value of the named attribute and whether it is set.
 func (c Connector) Attr(name string) (string, bool) { return lookup(c.Attrs, name) }
 
+func (c Connector) attr(name string) string {
+	v, _ := c.Attr(name)
+	return v
+}
+
 // Name is the name Tomcat gives the Connector's protocol handler and uses
 // as the prefix of its thread names: "http-nio-8080", "ajp-nio-8009",
-// "http-nio2-8443", with the address inserted when one is set
-// ("http-nio-127.0.0.1-8080").
+// "http-nio2-8081", "https-jsse-nio-8443" (SSLEnabled; "openssl" instead
+// of "jsse" when sslImplementationName names OpenSSL), with the address
+// inserted when one is set ("http-nio-127.0.0.1-8080"; Tomcat prints the
+// resolved IP, this the address as written).
 func (c Connector) Name() string {
-	prefix := "http-nio"
 	p := c.Protocol
+	scheme, io := "http", "nio"
+	switch {
+	case strings.HasSuffix(p, "Nio2Protocol"):
+		io = "nio2"
+	case strings.HasSuffix(p, "AprProtocol"):
+		io = "apr"
+	}
 	switch {
 	case strings.HasPrefix(p, "AJP") || strings.Contains(p, "coyote.ajp."):
-		prefix = "ajp-nio"
-		if strings.HasSuffix(p, "Nio2Protocol") {
-			prefix = "ajp-nio2"
+		scheme = "ajp"
+	case c.attr("SSLEnabled") == "true":
+		scheme = "https-jsse"
+		if io == "apr" || strings.Contains(c.attr("sslImplementationName"), "OpenSSL") {
+			scheme = "https-openssl"
 		}
-	case strings.HasSuffix(p, "Nio2Protocol"):
-		prefix = "http-nio2"
-	case strings.HasSuffix(p, "AprProtocol"):
-		prefix = "http-apr"
 	}
+	prefix := scheme + "-" + io
 	if c.Address != "" {
 		return prefix + "-" + c.Address + "-" + c.Port
 	}

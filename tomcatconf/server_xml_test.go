@@ -59,10 +59,10 @@ func TestModelCorpus(t *testing.T) {
 		"server-8.5.100.xml":                              {[]string{"http-nio-8080"}, nil, 1, 1},
 		"debian-tomcat10-10.1.60-server.xml":              {[]string{"http-nio-8080"}, nil, 1, 1},
 		"030-docker-pega7-tomcat-ready-server.xml":        {[]string{"http-nio-8080", "http-nio-8090"}, nil, 2, 2},
-		"atomgraph-letsencrypt-tomcat-c51dbfb-server.xml": {[]string{"http-nio-8080", "http-nio-8443", "ajp-nio-8009"}, nil, 1, 1},
+		"atomgraph-letsencrypt-tomcat-c51dbfb-server.xml": {[]string{"http-nio-8080", "https-jsse-nio-8443", "ajp-nio-8009"}, nil, 1, 1},
 		"cdluc3-tomcat8_catalina_base-server.xml":         {[]string{"http-nio-START_PORT_PLACEHOLDER"}, nil, 1, 1},
 		"zstack-AlanJager-35a5c4c-server.xml":             {[]string{"http-nio-8080", "ajp-nio-8009"}, []string{"tomcatThreadPool"}, 1, 1},
-		"dogtagpki-pki-server.xml-template-2014.xml":      {[]string{"http-nio-[PKI_UNSECURE_PORT]", "http-nio-[PKI_SECURE_PORT]", "ajp-nio-127.0.0.1-[PKI_AJP_PORT]"}, nil, 1, 1},
+		"dogtagpki-pki-server.xml-template-2014.xml":      {[]string{"http-nio-[PKI_UNSECURE_PORT]", "https-jsse-nio-[PKI_SECURE_PORT]", "ajp-nio-127.0.0.1-[PKI_AJP_PORT]"}, nil, 1, 1},
 	}
 	for _, f := range serverXMLs(t) {
 		name := filepath.Base(f)
