@@ -70,8 +70,9 @@ type Census struct {
 
 // CensusOptions tune TakeCensus. A nil *CensusOptions means the defaults.
 type CensusOptions struct {
-	// Root is the host root holding /proc and /sys. Default: this host.
-	Root hostfs.Root
+	// Root is the host root holding /proc and /sys. Default: "" (this
+	// host, "/").
+	Root string
 	// Names maps TIDs to full Java thread names (see JavaThreadNames);
 	// the kernel keeps only the first 15 bytes, so
 	// "http-nio-18080-exec-1" reads "http-nio-18080-". Default: none.
@@ -96,12 +97,16 @@ func TakeCensus(ctx context.Context, pid int, interval time.Duration, opts *Cens
 		o.ExecutorPrefixes = []string{"tomcat-exec-", "catalina-exec-"}
 	}
 	c := Census{PID: pid}
-	cpus, err := jvmCPUs(o.Root, pid)
+	root, err := hostRoot(o.Root)
+	if err != nil {
+		return c, err
+	}
+	cpus, err := jvmCPUs(root, pid)
 	if err != nil {
 		return c, err
 	}
 	c.CPUs = cpus
-	before, err := readTasks(o.Root, pid)
+	before, err := readTasks(root, pid)
 	if err != nil {
 		return c, err
 	}
@@ -112,7 +117,7 @@ func TakeCensus(ctx context.Context, pid int, interval time.Duration, opts *Cens
 		timer.Stop()
 	case <-timer.C:
 	}
-	after, err := readTasks(o.Root, pid)
+	after, err := readTasks(root, pid)
 	if err != nil {
 		return c, err
 	}

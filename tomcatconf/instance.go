@@ -84,14 +84,21 @@ type Instance struct {
 	NoFile  uint64   // open-files limit for the JVM; default DefaultNoFile
 	Env     []string // extra environment (JAVA_OPTS, CATALINA_OPTS, JAVA_HOME), added to the process's
 	Runner  Runner   // default ExecRunner
-	Root    hostfs.Root
+	// Root is the host root holding /proc, where the JVM is looked up.
+	// Default: "" (this host, "/").
+	Root string
 }
 
 // FindInstance returns the instance named by $CATALINA_HOME and
 // $CATALINA_BASE, or else Debian's (DefaultHome, DefaultBase), checking
 // that Home/bin/catalina.sh and Base/conf/server.xml exist under root
-// ("/" for this host). It needs no privileges.
-func FindInstance(root hostfs.Root) (*Instance, error) {
+// ("" or "/" for this host; a mounted image otherwise). It needs no
+// privileges.
+func FindInstance(root string) (*Instance, error) {
+	host, err := hostRoot(root)
+	if err != nil {
+		return nil, err
+	}
 	home, base := os.Getenv("CATALINA_HOME"), os.Getenv("CATALINA_BASE")
 	if home == "" {
 		home = DefaultHome
@@ -102,7 +109,7 @@ func FindInstance(root hostfs.Root) (*Instance, error) {
 			base = DefaultBase
 		}
 	}
-	in := &Instance{Home: root.Path(home), Base: root.Path(base), Root: root}
+	in := &Instance{Home: host.Path(home), Base: host.Path(base), Root: root}
 	for _, p := range []string{in.catalinaSh(), in.ServerXML()} {
 		if !hostfs.Exists(p) {
 			return nil, fmt.Errorf("%w: no Tomcat instance: %s is missing (set CATALINA_HOME and CATALINA_BASE)", ErrNotFound, p)
@@ -316,14 +323,18 @@ func (in *Instance) PID() (int, error) {
 // alive reports whether pid runs (not a zombie) and is this instance's JVM,
 // so a recycled PID is never signalled.
 func (in *Instance) alive(pid int) bool {
-	stat, err := os.ReadFile(in.Root.Proc(strconv.Itoa(pid), "stat"))
+	host, err := hostRoot(in.Root)
+	if err != nil {
+		return false
+	}
+	stat, err := os.ReadFile(host.Proc(strconv.Itoa(pid), "stat"))
 	if err != nil {
 		return false
 	}
 	if i := bytes.LastIndexByte(stat, ')'); i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X' {
 		return false
 	}
-	cmdline, err := os.ReadFile(in.Root.Proc(strconv.Itoa(pid), "cmdline"))
+	cmdline, err := os.ReadFile(host.Proc(strconv.Itoa(pid), "cmdline"))
 	if err != nil {
 		return false
 	}
@@ -336,7 +347,11 @@ func (in *Instance) alive(pid int) bool {
 }
 
 func (in *Instance) openFilesLimit(pid int) (uint64, error) {
-	data, err := os.ReadFile(in.Root.Proc(strconv.Itoa(pid), "limits"))
+	host, err := hostRoot(in.Root)
+	if err != nil {
+		return 0, err
+	}
+	data, err := os.ReadFile(host.Proc(strconv.Itoa(pid), "limits"))
 	if err != nil {
 		return 0, err
 	}
@@ -471,4 +486,16 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// hostRoot returns the hostfs root for dir ("" is this host).
+func hostRoot(dir string) (hostfs.Root, error) {
+	if dir == "" || dir == hostfs.DefaultRoot {
+		return hostfs.Default(), nil
+	}
+	r, err := hostfs.New(dir)
+	if err != nil {
+		return hostfs.Root{}, fmt.Errorf("tomcatconf: %w", err)
+	}
+	return r, nil
 }

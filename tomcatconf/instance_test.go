@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nettune/nettune/internal/hostfs"
 	"github.com/nettune/nettune/tomcatconf"
 )
 
@@ -91,11 +90,11 @@ func TestFindInstance(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(home, "bin", "catalina.sh"), []byte("#!/bin/sh\n"), 0o755))
 	t.Setenv("CATALINA_HOME", home)
 	t.Setenv("CATALINA_BASE", in.Base)
-	_, err := tomcatconf.FindInstance(hostfs.Default())
+	_, err := tomcatconf.FindInstance("")
 	require.ErrorIs(t, err, tomcatconf.ErrNotFound, "no conf/server.xml yet")
 	assert.Contains(t, err.Error(), filepath.Join(in.Base, "conf", "server.xml"))
 	require.NoError(t, os.WriteFile(filepath.Join(in.Base, "conf", "server.xml"), []byte("<Server/>"), 0o644))
-	got, err := tomcatconf.FindInstance(hostfs.Default())
+	got, err := tomcatconf.FindInstance("")
 	require.NoError(t, err)
 	assert.Equal(t, home, got.Home)
 	assert.Equal(t, in.Base, got.Base)
@@ -103,7 +102,7 @@ func TestFindInstance(t *testing.T) {
 	// Debian's instance on this host, when installed.
 	t.Setenv("CATALINA_HOME", "")
 	t.Setenv("CATALINA_BASE", "")
-	got, err = tomcatconf.FindInstance(hostfs.Default())
+	got, err = tomcatconf.FindInstance("")
 	if _, statErr := os.Stat(filepath.Join(tomcatconf.DefaultHome, "bin", "catalina.sh")); statErr != nil {
 		require.ErrorIs(t, err, tomcatconf.ErrNotFound)
 		return
