@@ -611,3 +611,42 @@ func TestUnifiedDiffMatchesGNU(t *testing.T) {
 		})
 	}
 }
+
+func TestSetExecutor(t *testing.T) {
+	// zstack's server.xml has an active Executor no Connector uses.
+	f := filepath.Join(testutil.CorpusDir(t), "tomcat", "zstack-AlanJager-35a5c4c-server.xml")
+	c, orig := load(t, f)
+	ex, err := c.FindExecutor("", "tomcatThreadPool")
+	require.NoError(t, err)
+	assert.Empty(t, ex.UsedBy)
+
+	_, err = c.SetExecutor("", "tomcatThreadPool", []tomcatconf.Attr{{Name: "maxThread", Value: "7"}}, nil)
+	require.ErrorIs(t, err, tomcatconf.ErrUnknownAttr)
+	assert.Contains(t, err.Error(), `did you mean "maxThreads"?`)
+	_, err = c.SetExecutor("", "tomcatThreadPool", []tomcatconf.Attr{{Name: "maxThreads", Value: "2"}}, nil)
+	require.ErrorIs(t, err, tomcatconf.ErrInvalidValue, "minSpareThreads=4 in the file is more than 2")
+	_, err = c.SetExecutor("", "nope", []tomcatconf.Attr{{Name: "maxThreads", Value: "7"}}, nil)
+	require.ErrorIs(t, err, tomcatconf.ErrNotFound)
+	assert.Equal(t, orig, c.Bytes())
+
+	changes, err := c.SetExecutor("", "tomcatThreadPool", []tomcatconf.Attr{{Name: "maxThreads", Value: "7"}, {Name: "minSpareThreads", Value: "7"}}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []tomcatconf.Change{
+		{Elem: "Executor", Name: "tomcatThreadPool", Attr: "maxThreads", Old: "500", New: "7"},
+		{Elem: "Executor", Name: "tomcatThreadPool", Attr: "minSpareThreads", Old: "4", New: "7"},
+	}, changes)
+	from, to := elementRange(orig, ex.Line, "Executor")
+	outside(t, orig, c.Bytes(), from, to)
+	assert.Contains(t, string(c.Bytes()), `maxThreads="7" minSpareThreads="7"/>`)
+}
+
+func TestConnectorWithMissingExecutorUsesItsOwnPool(t *testing.T) {
+	// Tomcat falls back to the Connector's own pool when the named
+	// Executor does not exist, so its maxThreads counts.
+	src := []byte(`<Server><Service name="S"><Connector port="8080" executor="gone"/></Service></Server>`)
+	c, err := tomcatconf.Parse("x.xml", src)
+	require.NoError(t, err)
+	_, err = c.SetConnector(tomcatconf.ConnectorQuery{Port: "8080"}, []tomcatconf.Attr{{Name: "maxThreads", Value: "7"}}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, `<Server><Service name="S"><Connector port="8080" executor="gone" maxThreads="7"/></Service></Server>`, string(c.Bytes()))
+}

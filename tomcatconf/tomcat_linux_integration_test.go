@@ -223,6 +223,32 @@ func TestIntegrationTomcat(t *testing.T) {
 	assert.Empty(t, accessLogs(t, in.Base), "access log commented out: no access log file")
 	_, err = in.PID()
 	require.ErrorIs(t, err, tomcatconf.ErrNotRunning)
+
+	// The other reversible way: enabled="false". Tomcat still creates the
+	// file when the Valve starts, but writes no line to it.
+	c, err = tomcatconf.Load(in.ServerXML())
+	require.NoError(t, err)
+	n, err := c.EnableAccessLog()
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	_, err = c.DisableAccessLog(tomcatconf.AccessLogEnabledFalse)
+	require.NoError(t, err)
+	_, err = c.Save(nil)
+	require.NoError(t, err)
+	_, err = in.Start(ctx, &tomcatconf.StartOptions{ReadyURL: url})
+	require.NoError(t, err)
+	for range 20 {
+		status, _ := get(t, client, url)
+		require.Equal(t, http.StatusOK, status)
+	}
+	_, err = in.Stop(ctx, nil)
+	require.NoError(t, err)
+	t.Logf("enabled=\"false\": access log files %v", accessLogs(t, in.Base))
+	for _, f := range accessLogs(t, in.Base) {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		assert.Empty(t, data, "enabled=\"false\": %s has no lines", f)
+	}
 }
 
 // TestIntegrationTomcatStartFailure: a server.xml Tomcat cannot use (its
