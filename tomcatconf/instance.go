@@ -162,7 +162,7 @@ type StartOptions struct {
 // StartResult says what Start did.
 type StartResult struct {
 	PID     int
-	NoFile  uint64        // the JVM's soft open-files limit, read from /proc/PID/limits
+	NoFile  uint64        // the JVM's soft open-files limit, read from /proc/PID/limits; 0 when unreadable
 	Ready   time.Duration // from the start command to the first good answer from ReadyURL
 	Command string        // the command that ran
 }
@@ -211,7 +211,9 @@ func (in *Instance) Start(ctx context.Context, opts *StartOptions) (StartResult,
 		return res, in.startError(err)
 	}
 	res.PID = pid
-	res.NoFile, _ = in.openFilesLimit(pid)
+	if n, err := in.openFilesLimit(pid); err == nil {
+		res.NoFile = n
+	}
 	if o.ReadyURL == "" {
 		return res, nil
 	}

@@ -75,9 +75,9 @@ func Parse(name string, data []byte) (*Config, error) {
 	if c.doc.Root() == nil || c.doc.Root().Tag != "Server" {
 		got := "no root element"
 		if c.doc.Root() != nil {
-			got = "<" + c.doc.Root().FullTag() + ">"
+			got = "root element <" + c.doc.Root().FullTag() + ">"
 		}
-		return nil, fmt.Errorf("%w: %s: root element is %s, want <Server>", ErrSyntax, name, got)
+		return nil, fmt.Errorf("%w: %s: %s, want <Server>", ErrSyntax, name, got)
 	}
 	return c, nil
 }

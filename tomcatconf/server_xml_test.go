@@ -650,3 +650,37 @@ func TestConnectorWithMissingExecutorUsesItsOwnPool(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `<Server><Service name="S"><Connector port="8080" executor="gone" maxThreads="7"/></Service></Server>`, string(c.Bytes()))
 }
+
+func TestEntitiesAndQuotesSurvive(t *testing.T) {
+	// Tomcat's docs suggest relaxedQueryChars with character references;
+	// single quotes and tabs as users write them.
+	src := "<Server port=\"-1\">\r\n\t<Service name='Catalina'>\r\n" +
+		"\t\t<Connector port='8080' relaxedQueryChars=\"&#x5c;[]|{}^&#x60;\"\r\n" +
+		"\t\t\tserver='a \"quoted\" name' connectionTimeout = '20000' />\r\n" +
+		"\t</Service>\r\n</Server>"
+	c, err := tomcatconf.Parse("x.xml", []byte(src))
+	require.NoError(t, err)
+	cn, err := c.FindConnector(tomcatconf.ConnectorQuery{Port: "8080"})
+	require.NoError(t, err)
+	v, _ := cn.Attr("relaxedQueryChars")
+	assert.Equal(t, `\[]|{}^`+"`", v)
+
+	_, err = c.SetConnector(tomcatconf.ConnectorQuery{Port: "8080"}, []tomcatconf.Attr{
+		{Name: "connectionTimeout", Value: "30000"},
+		{Name: "server", Value: `it's "new"`},
+		{Name: "maxThreads", Value: "7"},
+	}, nil)
+	require.NoError(t, err)
+	want := "<Server port=\"-1\">\r\n\t<Service name='Catalina'>\r\n" +
+		"\t\t<Connector port='8080' relaxedQueryChars=\"&#x5c;[]|{}^&#x60;\"\r\n" +
+		"\t\t\tserver='it&apos;s \"new\"' connectionTimeout = '30000'\r\n" +
+		"\t\t\tmaxThreads='7' />\r\n" +
+		"\t</Service>\r\n</Server>"
+	assert.Equal(t, want, string(c.Bytes()))
+	re, err := tomcatconf.Parse("x.xml", c.Bytes())
+	require.NoError(t, err)
+	cn, err = re.FindConnector(tomcatconf.ConnectorQuery{Port: "8080"})
+	require.NoError(t, err)
+	v, _ = cn.Attr("server")
+	assert.Equal(t, `it's "new"`, v)
+}

@@ -193,9 +193,9 @@ type attrChange struct {
 
 // rewriteStartTag applies changes to the text of one start tag. An
 // existing attribute keeps its place, quote and surroundings and gets only
-// a new value; a new attribute goes after the last one, on its own line
-// with the same indentation when the tag puts attributes on their own
-// lines, or after a space otherwise. A removed attribute takes the
+// a new value; a new attribute goes after the last one, in the last one's
+// quote style, on its own line indented like the last attribute that
+// starts a line when the tag spans lines, or after a space otherwise. A removed attribute takes the
 // whitespace before it with it.
 func rewriteStartTag(tag string, changes []attrChange) (string, error) {
 	for _, ch := range changes {
@@ -227,12 +227,17 @@ func rewriteStartTag(tag string, changes []attrChange) (string, error) {
 				last := st.attrs[n-1]
 				q = last.quote
 				insertAt = last.end
-				if last.onOwnLine {
-					nl := "\n"
-					if strings.Contains(tag[last.ws:last.nameAt], "\r\n") {
-						nl = "\r\n"
+				// A tag that puts attributes on lines of their own gets the
+				// new one on its own line, indented like the last such line.
+				for k := n - 1; k >= 0; k-- {
+					if a := st.attrs[k]; a.onOwnLine {
+						nl := "\n"
+						if strings.Contains(tag[a.ws:a.nameAt], "\r\n") {
+							nl = "\r\n"
+						}
+						sep = nl + a.lineIndent
+						break
 					}
-					sep = nl + last.lineIndent
 				}
 			}
 			tag = tag[:insertAt] + sep + ch.name + "=" + string(q) + escapeAttr(ch.value, q) + string(q) + tag[insertAt:]

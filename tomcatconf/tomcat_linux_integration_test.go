@@ -3,6 +3,7 @@
 package tomcatconf_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -235,14 +236,24 @@ func TestIntegrationTomcat(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Save(nil)
 	require.NoError(t, err)
+	// This time with a shutdown port, so that Stop goes through
+	// catalina.sh stop.
+	data, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	shutdown := strconv.Itoa(freePort(t))
+	data = bytes.Replace(data, []byte(`<Server port="-1"`), []byte(`<Server port="`+shutdown+`"`), 1)
+	require.Contains(t, string(data), `<Server port="`+shutdown+`"`)
+	require.NoError(t, os.WriteFile(in.ServerXML(), data, 0o640))
 	_, err = in.Start(ctx, &tomcatconf.StartOptions{ReadyURL: url})
 	require.NoError(t, err)
 	for range 20 {
 		status, _ := get(t, client, url)
 		require.Equal(t, http.StatusOK, status)
 	}
-	_, err = in.Stop(ctx, nil)
+	stop, err = in.Stop(ctx, nil)
 	require.NoError(t, err)
+	assert.Equal(t, tomcatconf.StopShutdownPort, stop.Method)
+	t.Logf("stopped JVM %d with %s in %s", stop.PID, stop.Method, stop.Took)
 	t.Logf("enabled=\"false\": access log files %v", accessLogs(t, in.Base))
 	for _, f := range accessLogs(t, in.Base) {
 		data, err := os.ReadFile(f)
