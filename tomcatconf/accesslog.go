@@ -38,6 +38,7 @@ func ParseAccessLogMode(s string) (AccessLogMode, error) {
 	return 0, fmt.Errorf("tomcatconf: access log mode %q: want comment, remove or enabled-false", s)
 }
 
+// String returns the mode as ParseAccessLogMode reads it.
 func (m AccessLogMode) String() string {
 	return [...]string{"comment", "remove", "enabled-false"}[m]
 }

@@ -32,6 +32,7 @@ const (
 	KindBool        // true or false
 )
 
+// String returns the kind as Tomcat's documentation writes it.
 func (k Kind) String() string {
 	return [...]string{"string", "int", "long", "boolean"}[k]
 }
@@ -289,6 +290,7 @@ type AttrError struct {
 	Err      error  // ErrUnknownAttr or ErrInvalidValue
 }
 
+// Error names the file, line, element, attribute and what is expected.
 func (e *AttrError) Error() string {
 	var b strings.Builder
 	b.WriteString("tomcatconf: ")

@@ -51,6 +51,7 @@ type Command struct {
 	Dir  string
 }
 
+// String returns the command line, for messages.
 func (c Command) String() string { return strings.Join(append([]string{c.Path}, c.Args...), " ") }
 
 // Runner runs commands; tests and dry runs replace it. Run returns the

@@ -204,6 +204,7 @@ type ConnectorQuery struct {
 	Name     string // the handler name, Connector.Name ("http-nio-8080")
 }
 
+// String describes the query ("port=8080 protocol=HTTP/1.1").
 func (q ConnectorQuery) String() string {
 	var parts []string
 	for _, kv := range [][2]string{{"service", q.Service}, {"port", q.Port}, {"protocol", q.Protocol}, {"name", q.Name}} {

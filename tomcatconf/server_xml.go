@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/beevik/etree"
@@ -51,6 +52,7 @@ type Config struct {
 	spans    []span
 	comments []commentSpan
 	index    map[*etree.Element]int
+	newlines []int // offsets of '\n' in src
 }
 
 // Load reads and parses the server.xml at path (for Debian's instance,
@@ -108,6 +110,12 @@ func (c *Config) load(src []byte) error {
 		return fmt.Errorf("%w: %s: etree found %d elements, the scanner %d", ErrSyntax, c.path, len(elems), len(spans))
 	}
 	c.src, c.doc, c.elems, c.spans, c.comments = src, doc, elems, spans, comments
+	c.newlines = c.newlines[:0:0]
+	for i, b := range src {
+		if b == '\n' {
+			c.newlines = append(c.newlines, i)
+		}
+	}
 	c.index = make(map[*etree.Element]int, len(elems))
 	for i, e := range elems {
 		c.index[e] = i
@@ -148,7 +156,7 @@ func (c *Config) Original() []byte { return bytes.Clone(c.orig) }
 func (c *Config) Changed() bool { return !bytes.Equal(c.src, c.orig) }
 
 // line returns the 1-based line of byte offset off in the current bytes.
-func (c *Config) line(off int) int { return bytes.Count(c.src[:off], []byte("\n")) + 1 }
+func (c *Config) line(off int) int { return sort.SearchInts(c.newlines, off) + 1 }
 
 // attrs returns e's attributes, unescaped, in document order.
 func attrsOf(e *etree.Element) []Attr {

@@ -684,3 +684,32 @@ func TestEntitiesAndQuotesSurvive(t *testing.T) {
 	v, _ = cn.Attr("server")
 	assert.Equal(t, `it's "new"`, v)
 }
+
+func TestValvesByClass(t *testing.T) {
+	// Valves on the Engine, a Host and a Context; one commented out.
+	src := `<Server port="-1"><Service name="A">
+  <Engine name="E" defaultHost="h1">
+    <Valve className="org.apache.catalina.valves.RemoteIpValve"/>
+    <Host name="h1">
+      <!-- <Valve className="org.apache.catalina.valves.RequestDumperValve"/> -->
+      <Valve className="org.apache.catalina.valves.AccessLogValve" prefix="h1"/>
+      <Context path="/app"><Valve className="org.apache.catalina.valves.ExtendedAccessLogValve"/></Context>
+    </Host>
+  </Engine></Service></Server>`
+	c, err := tomcatconf.Parse("v.xml", []byte(src))
+	require.NoError(t, err)
+	var got []string
+	for _, v := range c.Valves("") {
+		got = append(got, v.ClassName+" host="+v.Host+" context="+v.Context)
+	}
+	assert.Equal(t, []string{
+		"org.apache.catalina.valves.RemoteIpValve host= context=",
+		"org.apache.catalina.valves.AccessLogValve host=h1 context=",
+		"org.apache.catalina.valves.ExtendedAccessLogValve host=h1 context=/app",
+	}, got)
+	assert.Len(t, c.Valves("AccessLogValve"), 1)
+	assert.Len(t, c.Valves("org.apache.catalina.valves.AccessLogValve"), 1)
+	assert.Empty(t, c.Valves("LogValve"), "a simple name matches whole")
+	assert.Empty(t, c.Valves("RequestDumperValve"), "commented out")
+	assert.Len(t, c.AccessLogValves(), 2, "AccessLogValve and ExtendedAccessLogValve")
+}
