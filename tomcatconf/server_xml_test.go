@@ -3,6 +3,7 @@ package tomcatconf_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -565,11 +566,9 @@ func TestUnifiedDiffNoTrailingNewline(t *testing.T) {
 	assert.Empty(t, tomcatconf.UnifiedDiff("x", "y", []byte(old), []byte(old), 3))
 }
 
-// etreeModel renders every element of data as "path attr=value" lines,
-// for comparing models.
-func etreeModel(t testing.TB, data []byte) []string {
-	doc := etree.NewDocument()
-	require.NoError(t, doc.ReadFromBytes(data))
+// docModel renders every element of doc as "path attr=value" lines, for
+// comparing models (in memory: serialising with etree would lose a \r).
+func docModel(doc *etree.Document) []string {
 	var out []string
 	var walk func(e *etree.Element, path string)
 	walk = func(e *etree.Element, path string) {
@@ -578,7 +577,7 @@ func etreeModel(t testing.TB, data []byte) []string {
 			out = append(out, path+" "+a.FullKey()+"="+a.Value)
 		}
 		for i, ch := range e.ChildElements() {
-			walk(ch, path+"["+string(rune('0'+i%10))+"]")
+			walk(ch, fmt.Sprintf("%s[%d]", path, i))
 		}
 	}
 	walk(doc.Root(), "")
