@@ -712,3 +712,29 @@ func TestValvesByClass(t *testing.T) {
 	assert.Empty(t, c.Valves("RequestDumperValve"), "commented out")
 	assert.Len(t, c.AccessLogValves(), 2, "AccessLogValve and ExtendedAccessLogValve")
 }
+
+func TestSaveThroughDebianSymlink(t *testing.T) {
+	// Debian: /var/lib/tomcat10/conf -> /etc/tomcat10.
+	root := t.TempDir()
+	etc := filepath.Join(root, "etc", "tomcat10")
+	base := filepath.Join(root, "var", "lib", "tomcat10")
+	require.NoError(t, os.MkdirAll(etc, 0o755))
+	require.NoError(t, os.MkdirAll(base, 0o755))
+	require.NoError(t, os.Symlink(etc, filepath.Join(base, "conf")))
+	_, orig := load(t, filepath.Join("testdata", "debian-tomcat10-10.1.60-server.xml"))
+	require.NoError(t, os.WriteFile(filepath.Join(etc, "server.xml"), orig, 0o640))
+
+	c, err := tomcatconf.Load(filepath.Join(base, "conf", "server.xml"))
+	require.NoError(t, err)
+	_, err = c.DisableAccessLog(tomcatconf.AccessLogComment)
+	require.NoError(t, err)
+	res, err := c.Save(nil)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(etc, "server.xml"), res.Path, "the link's target is replaced")
+	fi, err := os.Lstat(filepath.Join(base, "conf"))
+	require.NoError(t, err)
+	assert.Equal(t, os.ModeSymlink, fi.Mode()&os.ModeSymlink, "the symlink stays")
+	got, err := os.ReadFile(filepath.Join(etc, "server.xml"))
+	require.NoError(t, err)
+	assert.Equal(t, c.Bytes(), got)
+}
