@@ -1,0 +1,403 @@
+package tomcatconf
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nettune/nettune/internal/cpuset"
+	"github.com/nettune/nettune/internal/hostfs"
+)
+
+// ClockTicks is USER_HZ, the unit of utime and stime in
+// /proc/PID/task/TID/stat: 100 on every Linux architecture Go supports
+// (the kernel ABI fixes it whatever CONFIG_HZ is).
+const ClockTicks = 100
+
+// ThreadKind classifies a JVM thread.
+type ThreadKind string
+
+// Thread kinds.
+const (
+	KindExec     ThreadKind = "exec"     // a Connector's own worker: http-nio-8080-exec-N
+	KindExecutor ThreadKind = "executor" // a shared <Executor>'s worker: tomcat-exec-N (namePrefix)
+	KindPoller   ThreadKind = "poller"   // http-nio-8080-Poller
+	KindAcceptor ThreadKind = "acceptor" // http-nio-8080-Acceptor
+	KindGC       ThreadKind = "gc"       // GC Thread#N, G1 Conc#N, G1 Refine#N, ...
+	KindCompiler ThreadKind = "compiler" // C1/C2 CompilerThreadN
+	KindVM       ThreadKind = "vm"       // VM Thread, Signal Dispatcher, Finalizer, ...
+	KindOther    ThreadKind = "other"
+)
+
+// Thread is one thread of the JVM over the census interval.
+type Thread struct {
+	TID  int
+	Name string     // the full Java name when known, else the kernel's (truncated to 15 bytes)
+	Kind ThreadKind // from the name
+	Pool string     // the pool it belongs to: "http-nio-8080" for exec/poller/acceptor, the namePrefix for an executor, else the kind
+	CPU  time.Duration
+	// Load is CPU over the interval: 1.0 is one CPU busy all the time.
+	Load float64
+}
+
+// Pool sums the threads of one kind in one pool.
+type Pool struct {
+	Pool    string
+	Kind    ThreadKind
+	Threads int
+	CPU     time.Duration
+	Load    float64
+}
+
+// Census is a snapshot of a JVM's threads and their CPU use.
+type Census struct {
+	PID      int
+	Interval time.Duration
+	CPUs     cpuset.Set // CPUs the JVM may run on: its affinity (Cpus_allowed_list) that are online
+	Threads  []Thread   // by TID
+	Pools    []Pool     // by load, highest first
+}
+
+// CensusOptions tune TakeCensus. A nil *CensusOptions means the defaults.
+type CensusOptions struct {
+	// Root is the host root holding /proc and /sys. Default: "" (this
+	// host, "/").
+	Root string
+	// Names maps TIDs to full Java thread names (see JavaThreadNames);
+	// the kernel keeps only the first 15 bytes, so
+	// "http-nio-18080-exec-1" reads "http-nio-18080-". Default: none.
+	Names map[int]string
+	// ExecutorPrefixes are the namePrefix values of shared Executors.
+	// Default: "tomcat-exec-" and "catalina-exec-".
+	ExecutorPrefixes []string
+}
+
+// TakeCensus reads every thread of pid from /proc/PID/task/*/stat (name,
+// utime, stime), waits interval (or until ctx ends), reads them again,
+// and reports each thread's CPU over the interval, grouped into pools. It
+// also reads /proc/PID/status (Cpus_allowed_list) and
+// /sys/devices/system/cpu/online. Reading another user's /proc/PID/task
+// needs no privilege.
+func TakeCensus(ctx context.Context, pid int, interval time.Duration, opts *CensusOptions) (Census, error) {
+	var o CensusOptions
+	if opts != nil {
+		o = *opts
+	}
+	if len(o.ExecutorPrefixes) == 0 {
+		o.ExecutorPrefixes = []string{"tomcat-exec-", "catalina-exec-"}
+	}
+	c := Census{PID: pid}
+	root, err := hostRoot(o.Root)
+	if err != nil {
+		return c, err
+	}
+	cpus, err := jvmCPUs(root, pid)
+	if err != nil {
+		return c, err
+	}
+	c.CPUs = cpus
+	before, err := readTasks(root, pid)
+	if err != nil {
+		return c, err
+	}
+	t0 := time.Now()
+	timer := time.NewTimer(interval)
+	select {
+	case <-ctx.Done():
+		timer.Stop()
+	case <-timer.C:
+	}
+	after, err := readTasks(root, pid)
+	if err != nil {
+		return c, err
+	}
+	c.Interval = time.Since(t0)
+	for tid, a := range after {
+		ticks := a.ticks
+		if b, ok := before[tid]; ok {
+			ticks -= b.ticks
+		}
+		name := a.comm
+		if full, ok := o.Names[tid]; ok && strings.HasPrefix(full, a.comm) {
+			name = full
+		}
+		kind, pool := ClassifyThread(name, o.ExecutorPrefixes)
+		cpu := time.Duration(ticks) * time.Second / ClockTicks
+		c.Threads = append(c.Threads, Thread{TID: tid, Name: name, Kind: kind, Pool: pool, CPU: cpu,
+			Load: cpu.Seconds() / c.Interval.Seconds()})
+	}
+	sort.Slice(c.Threads, func(i, j int) bool { return c.Threads[i].TID < c.Threads[j].TID })
+	pools := map[[2]string]*Pool{}
+	for _, t := range c.Threads {
+		k := [2]string{t.Pool, string(t.Kind)}
+		p := pools[k]
+		if p == nil {
+			p = &Pool{Pool: t.Pool, Kind: t.Kind}
+			pools[k] = p
+		}
+		p.Threads++
+		p.CPU += t.CPU
+		p.Load += t.Load
+	}
+	for _, p := range pools {
+		c.Pools = append(c.Pools, *p)
+	}
+	sort.Slice(c.Pools, func(i, j int) bool {
+		if c.Pools[i].CPU != c.Pools[j].CPU {
+			return c.Pools[i].CPU > c.Pools[j].CPU
+		}
+		return c.Pools[i].Pool+string(c.Pools[i].Kind) < c.Pools[j].Pool+string(c.Pools[j].Kind)
+	})
+	return c, nil
+}
+
+// Count returns how many threads of kind the census saw in pool ("" for
+// any pool).
+func (c Census) Count(pool string, kind ThreadKind) int {
+	n := 0
+	for _, t := range c.Threads {
+		if t.Kind == kind && (pool == "" || t.Pool == pool) {
+			n++
+		}
+	}
+	return n
+}
+
+// DefaultBusyLoad is the load (fraction of one CPU) above which a
+// non-worker thread counts as busy: the guide's Poller ran at 89%.
+const DefaultBusyLoad = 0.5
+
+// Recommendation is a maxThreads value and why.
+type Recommendation struct {
+	MaxThreads int
+	CPUs       int      // CPUs available to the JVM
+	Busy       []Thread // non-worker threads above the busy load
+	Reason     string
+}
+
+// Recommend sizes maxThreads as the guide reasons: one worker per CPU
+// available to the JVM, less one per busy non-worker thread (the Poller
+// under load), at least 1. busyLoad 0 means DefaultBusyLoad. Take the
+// census under load for the Poller to show up.
+func (c Census) Recommend(busyLoad float64) Recommendation {
+	if busyLoad <= 0 {
+		busyLoad = DefaultBusyLoad
+	}
+	r := Recommendation{CPUs: c.CPUs.Len()}
+	var names []string
+	for _, t := range c.Threads {
+		if t.Kind != KindExec && t.Kind != KindExecutor && t.Load >= busyLoad {
+			r.Busy = append(r.Busy, t)
+			names = append(names, fmt.Sprintf("%s %.0f%%", t.Name, 100*t.Load))
+		}
+	}
+	r.MaxThreads = max(1, r.CPUs-len(r.Busy))
+	r.Reason = fmt.Sprintf("%d CPUs available to the JVM (%s) - %d busy non-worker thread(s)", r.CPUs, c.CPUs, len(r.Busy))
+	if len(names) > 0 {
+		r.Reason += " (" + strings.Join(names, ", ") + ")"
+	}
+	r.Reason += fmt.Sprintf(" = maxThreads %d", r.MaxThreads)
+	return r
+}
+
+var (
+	reConnThread = regexp.MustCompile(`^((?:https?|ajp)(?:-jsse|-openssl|-opensslffm)?-(?:nio2?|apr)-.*?)-(exec-\d*|Poller|Acceptor|ClientPoller-?\d*|BlockPoller|AsyncTimeout)$`)
+	// A kernel name is cut to 15 bytes: "http-nio-8080-e", "http-nio-8080-P".
+	reConnTrunc = regexp.MustCompile(`^((?:https?|ajp)-(?:nio2?|apr)-(?:[0-9a-fA-F.:]+-)?\d+)-(.+)$`)
+)
+
+// ClassifyThread returns the kind and pool of a JVM thread from its name,
+// full or cut to the kernel's 15 bytes. executorPrefixes are the namePrefix
+// values of shared Executors.
+func ClassifyThread(name string, executorPrefixes []string) (ThreadKind, string) {
+	if m := reConnThread.FindStringSubmatch(name); m != nil {
+		return connKind(m[2]), m[1]
+	}
+	if len(name) == 15 {
+		if m := reConnTrunc.FindStringSubmatch(name); m != nil {
+			for _, full := range []string{"exec-", "Poller", "Acceptor", "ClientPoller", "BlockPoller"} {
+				if strings.HasPrefix(full, m[2]) {
+					return connKind(full), m[1]
+				}
+			}
+		}
+	}
+	for _, p := range executorPrefixes {
+		if strings.HasPrefix(name, p) || (len(name) == 15 && strings.HasPrefix(p, name)) {
+			return KindExecutor, p
+		}
+	}
+	switch {
+	case strings.HasPrefix(name, "GC Thread"), strings.HasPrefix(name, "G1 "), strings.HasPrefix(name, "ParGC"),
+		strings.HasPrefix(name, "Shenandoah"), strings.HasPrefix(name, "ZWorker"), strings.HasPrefix(name, "ZDirector"),
+		strings.HasPrefix(name, "VM Thread"):
+		if name == "VM Thread" {
+			return KindVM, string(KindVM)
+		}
+		return KindGC, string(KindGC)
+	case strings.HasPrefix(name, "C1 Compiler"), strings.HasPrefix(name, "C2 Compiler"), strings.HasPrefix(name, "JVMCI"):
+		return KindCompiler, string(KindCompiler)
+	case strings.HasPrefix(name, "VM "), strings.HasPrefix(name, "Signal Dispatch"), strings.HasPrefix(name, "Service Thread"),
+		strings.HasPrefix(name, "Reference Handl"), strings.HasPrefix(name, "Finalizer"), strings.HasPrefix(name, "Common-Cleaner"),
+		strings.HasPrefix(name, "Notification Th"), strings.HasPrefix(name, "Monitor Deflati"), strings.HasPrefix(name, "Sweeper thread"):
+		return KindVM, string(KindVM)
+	}
+	return KindOther, string(KindOther)
+}
+
+func connKind(s string) ThreadKind {
+	switch {
+	case strings.HasPrefix(s, "exec"):
+		return KindExec
+	case strings.HasPrefix(s, "Acceptor"):
+		return KindAcceptor
+	default:
+		return KindPoller
+	}
+}
+
+type taskStat struct {
+	comm  string
+	ticks int64 // utime + stime
+}
+
+func readTasks(root hostfs.Root, pid int) (map[int]taskStat, error) {
+	dir := root.Proc(strconv.Itoa(pid), "task")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("tomcatconf: census of PID %d: %w", pid, err)
+	}
+	out := make(map[int]taskStat, len(ents))
+	for _, e := range ents {
+		tid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := hostfs.ReadAttr(filepath.Join(dir, e.Name(), "stat"))
+		if err != nil {
+			continue // the thread ended between ReadDir and here
+		}
+		st, err := parseTaskStat(data)
+		if err != nil {
+			return nil, fmt.Errorf("tomcatconf: %s: %w", filepath.Join(dir, e.Name(), "stat"), err)
+		}
+		out[tid] = st
+	}
+	return out, nil
+}
+
+// parseTaskStat reads the name and utime+stime from a
+// /proc/PID/task/TID/stat line. The name sits in parentheses and may hold
+// spaces and parentheses itself, so fields are counted from the last ')'.
+func parseTaskStat(data []byte) (taskStat, error) {
+	open := bytes.IndexByte(data, '(')
+	closing := bytes.LastIndexByte(data, ')')
+	if open < 0 || closing < open {
+		return taskStat{}, fmt.Errorf("stat %.60q: want \"tid (comm) state ...\"", data)
+	}
+	f := strings.Fields(string(data[closing+1:]))
+	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
+	if len(f) < 13 {
+		return taskStat{}, fmt.Errorf("stat %.60q: %d fields after the name, want at least 13", data, len(f))
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil || ut < 0 || st < 0 {
+		return taskStat{}, fmt.Errorf("stat %.60q: utime %q stime %q, want non-negative integers", data, f[11], f[12])
+	}
+	return taskStat{comm: string(data[open+1 : closing]), ticks: ut + st}, nil
+}
+
+// jvmCPUs returns the JVM's allowed CPUs that are online.
+func jvmCPUs(root hostfs.Root, pid int) (cpuset.Set, error) {
+	status := root.Proc(strconv.Itoa(pid), "status")
+	data, err := hostfs.ReadFile(status)
+	if err != nil {
+		return cpuset.Set{}, fmt.Errorf("tomcatconf: %w", err)
+	}
+	var allowed cpuset.Set
+	found := false
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "Cpus_allowed_list:"); ok {
+			if allowed, err = cpuset.ParseNamed(strings.TrimSpace(v), status); err != nil {
+				return cpuset.Set{}, fmt.Errorf("tomcatconf: %w", err)
+			}
+			found = true
+		}
+	}
+	if !found {
+		return cpuset.Set{}, fmt.Errorf("tomcatconf: %s has no Cpus_allowed_list line", status)
+	}
+	onlinePath := root.Sys("devices", "system", "cpu", "online")
+	s, err := hostfs.ReadString(onlinePath)
+	if err != nil {
+		return allowed, nil // no sysfs: the affinity is all we know
+	}
+	online, err := cpuset.ParseNamed(s, onlinePath)
+	if err != nil {
+		return cpuset.Set{}, fmt.Errorf("tomcatconf: %w", err)
+	}
+	return allowed.Intersect(online), nil
+}
+
+// JavaThreadNames returns full Java thread names by native thread ID,
+// from `jcmd PID Thread.print` run through r (jcmd ships with the JDK:
+// Debian's openjdk-17-jdk-headless). It must run as the JVM's user or root.
+func JavaThreadNames(ctx context.Context, r Runner, jcmd string, pid int) (map[int]string, error) {
+	if r == nil {
+		r = ExecRunner{}
+	}
+	if jcmd == "" {
+		jcmd = "jcmd"
+	}
+	path, err := exec.LookPath(jcmd)
+	if err != nil {
+		return nil, fmt.Errorf("tomcatconf: %w", err)
+	}
+	out, err := r.Run(ctx, Command{Path: path, Args: []string{strconv.Itoa(pid), "Thread.print"}, Env: os.Environ()})
+	if err != nil {
+		return nil, fmt.Errorf("tomcatconf: %w", err)
+	}
+	return ParseThreadDump(bytes.NewReader(out))
+}
+
+var reDumpLine = regexp.MustCompile(`^"((?:[^"\\]|\\.)*)".*\bnid=(0x[0-9a-fA-F]+|\d+)\b`)
+
+// ParseThreadDump reads a HotSpot thread dump (jcmd PID Thread.print,
+// jstack PID) and returns thread names by native thread ID (the TID in
+// /proc/PID/task), from the lines that start with the quoted thread name
+// and carry nid=0x1a2b (hex up to JDK 18) or nid=6699 (decimal from JDK
+// 19). A dump without such lines is an error.
+func ParseThreadDump(r io.Reader) (map[int]string, error) {
+	out := map[int]string{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		m := reDumpLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		nid, err := strconv.ParseInt(m[2], 0, 64)
+		if err != nil || nid <= 0 || nid > 1<<31 {
+			continue
+		}
+		out[int(nid)] = m[1]
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no thread lines (\"name\" ... nid=...) in the thread dump")
+	}
+	return out, nil
+}

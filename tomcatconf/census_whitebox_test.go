@@ -1,0 +1,85 @@
+package tomcatconf
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseTaskStatReal(t *testing.T) {
+	// This process's own threads, then the captured Tomcat ones.
+	paths, err := filepath.Glob("/proc/self/task/*/stat")
+	require.NoError(t, err)
+	captured, err := filepath.Glob(filepath.Join("testdata", "tomcat10-root", "proc", "*", "task", "*", "stat"))
+	require.NoError(t, err)
+	require.Len(t, captured, 37)
+	for _, p := range append(paths, captured...) {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		st, err := parseTaskStat(data)
+		require.NoError(t, err, p)
+		assert.NotEmpty(t, st.comm)
+		assert.GreaterOrEqual(t, st.ticks, int64(0))
+	}
+	st, err := parseTaskStat([]byte("4677 (http-nio-8080-P) R 1 2 3 0 -1 4194368 10 0 0 0 7000 871 0 0 20 0 231 0 1 2 3"))
+	require.NoError(t, err)
+	assert.Equal(t, taskStat{comm: "http-nio-8080-P", ticks: 7871}, st)
+	st, err = parseTaskStat([]byte("9 (a) b (c)) S 1 2 3 0 -1 0 0 0 0 0 5 6 0 0"))
+	require.NoError(t, err)
+	assert.Equal(t, "a) b (c)", st.comm)
+	for _, bad := range []string{"", "1 (x", "1 (x) S 1 2", "1 (x) S 1 2 3 0 -1 0 0 0 0 0 a 6 0"} {
+		_, err := parseTaskStat([]byte(bad))
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestParseOpenFiles(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "tomcat10-root", "proc", "6083", "limits"))
+	require.NoError(t, err)
+	n, err := parseOpenFiles(data)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(20000), n)
+	self, err := os.ReadFile("/proc/self/limits")
+	require.NoError(t, err)
+	_, err = parseOpenFiles(self)
+	require.NoError(t, err)
+	_, err = parseOpenFiles([]byte("Max cpu time unlimited\n"))
+	assert.Error(t, err)
+}
+
+func FuzzParseTaskStat(f *testing.F) {
+	captured, _ := filepath.Glob(filepath.Join("testdata", "tomcat10-root", "proc", "*", "task", "*", "stat"))
+	for _, p := range captured[:5] {
+		d, err := os.ReadFile(p)
+		require.NoError(f, err)
+		f.Add(d)
+	}
+	f.Add([]byte("1 (a)b) S"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := parseTaskStat(data)
+		if err == nil {
+			assert.GreaterOrEqual(t, st.ticks, int64(0))
+			assert.True(t, bytes.Contains(data, []byte("("+st.comm+")")))
+		}
+	})
+}
+
+func FuzzParseThreadDump(f *testing.F) {
+	d, err := os.ReadFile(filepath.Join("testdata", "jcmd-thread-print-openjdk17-tomcat10.txt"))
+	require.NoError(f, err)
+	f.Add(d)
+	f.Add([]byte(`"a \"b\"" #1 nid=12 runnable` + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		names, err := ParseThreadDump(bytes.NewReader(data))
+		if err == nil {
+			assert.NotEmpty(t, names)
+			for tid := range names {
+				assert.Positive(t, tid)
+			}
+		}
+	})
+}

@@ -1,0 +1,113 @@
+package tomcatconf_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nettune/nettune/tomcatconf"
+)
+
+// fakeRunner records commands and runs fn instead.
+type fakeRunner struct {
+	cmds []tomcatconf.Command
+	fn   func(tomcatconf.Command) ([]byte, error)
+}
+
+func (f *fakeRunner) Run(_ context.Context, c tomcatconf.Command) ([]byte, error) {
+	f.cmds = append(f.cmds, c)
+	return f.fn(c)
+}
+
+func fakeBase(t *testing.T) *tomcatconf.Instance {
+	base := t.TempDir()
+	for _, d := range []string{"conf", "logs", "temp"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(base, d), 0o755))
+	}
+	var out strings.Builder
+	for i := 1; i <= 30; i++ {
+		out.WriteString("catalina.out line " + strconv.Itoa(i) + "\n")
+	}
+	out.WriteString("SEVERE: Failed to initialize connector [Connector[HTTP/1.1-8080]]\n")
+	require.NoError(t, os.WriteFile(filepath.Join(base, "logs", "catalina.out"), []byte(out.String()), 0o644))
+	return &tomcatconf.Instance{Home: "/nonexistent/tomcat", Base: base, NoFile: 4096}
+}
+
+func TestStartFailureShowsCatalinaOut(t *testing.T) {
+	in := fakeBase(t)
+	r := &fakeRunner{fn: func(tomcatconf.Command) ([]byte, error) {
+		return []byte("Cannot find /nonexistent/tomcat/bin/catalina.sh"), errors.New("exit status 127")
+	}}
+	in.Runner = r
+	_, err := in.Start(context.Background(), nil)
+	require.ErrorIs(t, err, tomcatconf.ErrStart)
+	msg := err.Error()
+	assert.Contains(t, msg, "SEVERE: Failed to initialize connector")
+	assert.Contains(t, msg, "catalina.out line 30")
+	assert.NotContains(t, msg, "catalina.out line 10\n", "only the tail")
+	require.Len(t, r.cmds, 1)
+	c := r.cmds[0]
+	assert.Equal(t, "/bin/sh", c.Path)
+	assert.Contains(t, c.Args[1], `ulimit -n "$1"`)
+	assert.Equal(t, []string{"4096", "/nonexistent/tomcat/bin/catalina.sh"}, c.Args[3:])
+	assert.Contains(t, c.Env, "CATALINA_BASE="+in.Base)
+	assert.Contains(t, c.Env, "CATALINA_PID="+filepath.Join(in.Base, "temp", "catalina.pid"))
+}
+
+func TestStartPIDNotOurJVM(t *testing.T) {
+	in := fakeBase(t)
+	in.Runner = &fakeRunner{fn: func(tomcatconf.Command) ([]byte, error) {
+		// catalina.sh "started" something that is not this instance's JVM:
+		// this test process. Start must not adopt it, Stop must not signal it.
+		return nil, os.WriteFile(filepath.Join(in.Base, "temp", "catalina.pid"), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	}}
+	_, err := in.Start(context.Background(), nil)
+	require.ErrorIs(t, err, tomcatconf.ErrStart)
+	assert.Contains(t, err.Error(), "is not this instance's JVM")
+	_, err = in.Stop(context.Background(), nil)
+	require.ErrorIs(t, err, tomcatconf.ErrNotRunning)
+}
+
+func TestStopNotRunning(t *testing.T) {
+	in := fakeBase(t)
+	_, err := in.Stop(context.Background(), nil)
+	require.ErrorIs(t, err, tomcatconf.ErrNotRunning)
+	_, err = in.PID()
+	require.ErrorIs(t, err, tomcatconf.ErrNotRunning)
+}
+
+func TestFindInstance(t *testing.T) {
+	in := fakeBase(t)
+	home := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "bin"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(home, "bin", "catalina.sh"), []byte("#!/bin/sh\n"), 0o755))
+	t.Setenv("CATALINA_HOME", home)
+	t.Setenv("CATALINA_BASE", in.Base)
+	_, err := tomcatconf.FindInstance("")
+	require.ErrorIs(t, err, tomcatconf.ErrNotFound, "no conf/server.xml yet")
+	assert.Contains(t, err.Error(), filepath.Join(in.Base, "conf", "server.xml"))
+	require.NoError(t, os.WriteFile(filepath.Join(in.Base, "conf", "server.xml"), []byte("<Server/>"), 0o644))
+	got, err := tomcatconf.FindInstance("")
+	require.NoError(t, err)
+	assert.Equal(t, home, got.Home)
+	assert.Equal(t, in.Base, got.Base)
+
+	// Debian's instance on this host, when installed.
+	t.Setenv("CATALINA_HOME", "")
+	t.Setenv("CATALINA_BASE", "")
+	got, err = tomcatconf.FindInstance("")
+	if _, statErr := os.Stat(filepath.Join(tomcatconf.DefaultHome, "bin", "catalina.sh")); statErr != nil {
+		require.ErrorIs(t, err, tomcatconf.ErrNotFound)
+		return
+	}
+	require.NoError(t, err)
+	assert.Equal(t, tomcatconf.DefaultBase, got.Base)
+	assert.Equal(t, filepath.Join(tomcatconf.DefaultBase, "conf", "server.xml"), got.ServerXML())
+}
