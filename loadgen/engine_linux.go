@@ -77,7 +77,8 @@ type runner struct {
 	cfg      Config
 	req      []byte
 	head     bool
-	sa       unix.Sockaddr
+	ip       net.IP
+	port     int
 	family   int
 	nconns   uint64
 	pacer    Pacer
@@ -99,6 +100,7 @@ type ivPart struct {
 
 type loop struct {
 	r        *runner
+	sa       unix.Sockaddr // per loop: unix.Connect writes into it
 	id       int
 	epfd     int
 	tfd      int
@@ -134,16 +136,10 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	ip := ips[0]
-	r := &runner{cfg: cfg, req: req, head: cfg.Method == "HEAD", nconns: uint64(cfg.Connections), pacer: cfg.Pacer, nloops: cfg.Threads}
-	if ip4 := ip.To4(); ip4 != nil {
-		sa := &unix.SockaddrInet4{Port: t.port}
-		copy(sa.Addr[:], ip4)
-		r.sa, r.family = sa, unix.AF_INET
-	} else {
-		sa := &unix.SockaddrInet6{Port: t.port}
-		copy(sa.Addr[:], ip.To16())
-		r.sa, r.family = sa, unix.AF_INET6
+	r := &runner{cfg: cfg, req: req, head: cfg.Method == "HEAD", nconns: uint64(cfg.Connections), pacer: cfg.Pacer, nloops: cfg.Threads, ip: ips[0], port: t.port}
+	r.family = unix.AF_INET6
+	if ips[0].To4() != nil {
+		r.family = unix.AF_INET
 	}
 	r.warmupNs = int64(cfg.Warmup)
 	r.endNs = math.MaxInt64
@@ -170,6 +166,15 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 			n++
 		}
 		l := &loop{r: r, id: i, buf: make([]byte, readBufSize), events: make([]unix.EpollEvent, 512), budget: -1, armed: -1}
+		if ip4 := r.ip.To4(); ip4 != nil {
+			sa := &unix.SockaddrInet4{Port: r.port}
+			copy(sa.Addr[:], ip4)
+			l.sa = sa
+		} else {
+			sa := &unix.SockaddrInet6{Port: r.port}
+			copy(sa.Addr[:], r.ip.To16())
+			l.sa = sa
+		}
 		l.st.h = newHistograms()
 		l.st.errnos = map[errnoKey]uint64{}
 		l.st.docLen = -1
@@ -707,7 +712,7 @@ func (l *loop) connect(c *conn, now int64) {
 	c.connAt = now
 	c.connDone = 0
 	c.state = csConnecting
-	err = unix.Connect(fd, l.r.sa)
+	err = unix.Connect(fd, l.sa)
 	if err != nil && !errors.Is(err, unix.EINPROGRESS) {
 		l.countErr("connect", errnoName(err))
 		l.closeConn(c)
