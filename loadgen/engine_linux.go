@@ -508,12 +508,14 @@ func (l *loop) loop() {
 			if d < 1000 {
 				d = 1000
 			}
-			spec := unix.ItimerSpec{Value: unix.NsecToTimespec(d)}
-			if err := unix.TimerfdSettime(l.tfd, 0, &spec, nil); err == nil {
+			if err := armTimer(l.tfd, d); err == nil {
 				l.armed = wake
 			}
 		}
-		n, err := unix.EpollWait(l.epfd, l.events, -1)
+		n, err := pollNow(l.epfd, l.events)
+		if err == nil && n == 0 {
+			n, err = unix.EpollWait(l.epfd, l.events, -1)
+		}
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
 				continue
@@ -800,7 +802,7 @@ func (l *loop) send(c *conn, now int64) {
 func (l *loop) write(c *conn, now int64) {
 	req := l.r.req
 	for c.written < len(req) {
-		n, err := unix.Write(c.fd, req[c.written:])
+		n, err := rawWrite(c.fd, req[c.written:])
 		if err != nil {
 			if errors.Is(err, unix.EAGAIN) {
 				_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP, Fd: c.idx, Pad: c.gen})
@@ -844,7 +846,7 @@ func (l *loop) onEvent(c *conn, ev uint32) {
 }
 
 func (l *loop) read(c *conn, now int64) {
-	n, err := unix.Read(c.fd, l.buf)
+	n, err := rawRead(c.fd, l.buf)
 	if err != nil {
 		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
 			return

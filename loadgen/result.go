@@ -24,15 +24,15 @@ func NewHistogram() *hdrhistogram.Histogram {
 // Errors counts failed requests by class, as wrk prints them, plus the
 // errno behind each failure.
 type Errors struct {
-	Connect uint64 // connect(2) failed or timed out
-	Read    uint64 // read failed, the server reset or closed mid-response, or the response was malformed
-	Write   uint64 // write failed
-	Timeout uint64 // no complete response within Config.Timeout
-	Status  uint64 // responses with a status outside 200-399
+	Connect uint64 `json:"connect"` // connect(2) failed or timed out
+	Read    uint64 `json:"read"`    // read failed, the server reset or closed mid-response, or the response was malformed
+	Write   uint64 `json:"write"`   // write failed
+	Timeout uint64 `json:"timeout"` // no complete response within Config.Timeout
+	Status  uint64 `json:"status"`  // responses with a status outside 200-399
 	// Errnos breaks the socket errors down by errno ("ECONNREFUSED",
 	// "EMFILE", "EADDRNOTAVAIL", "ECONNRESET", "ETIMEDOUT", "EOF",
 	// "EPROTO" for a malformed response), most frequent first.
-	Errnos []ErrnoCount
+	Errnos []ErrnoCount `json:"errnos"`
 }
 
 // Socket returns the number of socket errors (all but Status).
@@ -40,9 +40,9 @@ func (e Errors) Socket() uint64 { return e.Connect + e.Read + e.Write + e.Timeou
 
 // ErrnoCount is how often one errno caused one class of error.
 type ErrnoCount struct {
-	Class string // "connect", "read", "write" or "timeout"
-	Errno string // e.g. "ECONNREFUSED"
-	Count uint64
+	Class string `json:"class"` // "connect", "read", "write" or "timeout"
+	Errno string `json:"errno"` // e.g. "ECONNREFUSED"
+	Count uint64 `json:"count"`
 }
 
 // Histograms are a run's latency histograms, in microseconds. They are
@@ -146,7 +146,9 @@ type Result struct {
 
 // RlimitChange records a change of RLIMIT_NOFILE.
 type RlimitChange struct {
-	Before, After, Max uint64
+	Before uint64 `json:"before"`
+	After  uint64 `json:"after"`
+	Max    uint64 `json:"max"`
 }
 
 // Snapshot is one interval of a running test, passed to Config.OnInterval.
