@@ -40,13 +40,9 @@ func WriteWrk(w io.Writer, res *Result, opt WrkOptions) error {
 	h := res.Histograms.Latency
 	fmt.Fprintf(b, "  Thread Stats%6s%11s%8s%12s\n", "Avg", "Stdev", "Max", "+/- Stdev")
 	mean, sd := h.Mean(), h.StdDev()
-	fmt.Fprintf(b, "    %-10s%s%s%s%8.2f%%\n", "Latency",
-		padUnits(FormatTimeUS(mean), 8), padUnits(FormatTimeUS(sd), 10),
-		padUnits(FormatTimeUS(float64(h.Max())), 9), withinStdevHist(h, mean, sd))
+	b.WriteString(statsRow("Latency", mean, sd, float64(h.Max()), withinStdevHist(h, mean, sd), FormatTimeUS))
 	rmean, rsd, rmax, rwithin := sampleStats(res.RateSamples)
-	fmt.Fprintf(b, "    %-10s%s%s%s%8.2f%%\n", "Req/Sec",
-		padUnits(FormatMetric(rmean), 8), padUnits(FormatMetric(rsd), 10),
-		padUnits(FormatMetric(rmax), 9), rwithin)
+	b.WriteString(statsRow("Req/Sec", rmean, rsd, rmax, rwithin, FormatMetric))
 	if opt.Latency || opt.Uncorrected {
 		writeHdrLatency(b, h, "Recorded Latency")
 		fmt.Fprintf(b, "----------------------------------------------------------\n")
@@ -73,6 +69,12 @@ func WriteWrk(w io.Writer, res *Result, opt WrkOptions) error {
 	fmt.Fprintf(b, "Requests/sec: %9.2f\n", rps)
 	fmt.Fprintf(b, "Transfer/sec: %10sB\n", FormatBinary(bps))
 	return b.Flush()
+}
+
+// statsRow is one line of wrk's Thread Stats table.
+func statsRow(name string, mean, sd, max, within float64, format func(float64) string) string {
+	return fmt.Sprintf("    %-10s%s%s%s%8.2f%%\n", name,
+		padUnits(format(mean), 8), padUnits(format(sd), 10), padUnits(format(max), 9), within)
 }
 
 var wrkPercentiles = []float64{50, 75, 90, 99, 99.9, 99.99, 99.999, 100}

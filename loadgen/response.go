@@ -340,6 +340,7 @@ func (p *respParser) endHeaders() error {
 		}
 	default:
 		p.state = stBodyEOF
+		p.close = true
 	}
 	return nil
 }
