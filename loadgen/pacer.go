@@ -43,7 +43,7 @@ func (p ConstantPacer) Hits(elapsed time.Duration) uint64 {
 	if elapsed < 0 {
 		return 0
 	}
-	return uint64(math.Floor(elapsed.Seconds()*p.PerSecond+1e-9)) + 1
+	return uint64(math.Floor(elapsed.Seconds()*p.PerSecond+1e-6)) + 1
 }
 
 // Rate returns the constant rate.
@@ -107,7 +107,7 @@ func (p RampPacer) Hits(elapsed time.Duration) uint64 {
 	if elapsed < 0 {
 		return 0
 	}
-	return uint64(math.Floor(p.area(elapsed.Seconds())+1e-9)) + 1
+	return uint64(math.Floor(p.area(elapsed.Seconds())+1e-6)) + 1
 }
 
 // Rate returns the rate at elapsed.
@@ -164,7 +164,7 @@ func (p StepPacer) Hits(elapsed time.Duration) uint64 {
 	for i, s := range p {
 		d := s.For.Seconds()
 		if e < t+d || i == len(p)-1 {
-			return uint64(math.Floor(done+s.Rate*(e-t)+1e-9)) + 1
+			return uint64(math.Floor(done+s.Rate*(e-t)+1e-6)) + 1
 		}
 		done += s.Rate * d
 		t += d
@@ -219,5 +219,5 @@ func secs(s float64) time.Duration {
 	if s >= float64(math.MaxInt64)/1e9 {
 		return time.Duration(math.MaxInt64)
 	}
-	return time.Duration(math.Round(s * 1e9))
+	return time.Duration(math.Ceil(s*1e9 - 1e-6)) // never before the exact time
 }
