@@ -307,23 +307,36 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Errors.Errnos = sortErrnos(errnos)
 	if r.pacer != nil {
 		res.Pacer = r.pacer.String()
-		due := r.pacer.Hits(time.Duration(r.endNs - 1))
+		endAt := r.endNs
 		if r.stop.Load() && end < r.endNs {
-			due = r.pacer.Hits(time.Duration(end))
+			endAt = end
 		}
+		due := dueBefore(r.pacer, endAt)
 		if due > totalSent {
 			res.Missed = due - totalSent
 		}
-		offered := float64(due - r.pacer.Hits(time.Duration(r.warmupNs-1)))
-		if r.warmupNs == 0 {
-			offered = float64(due)
-		}
+		offered := float64(due - dueBefore(r.pacer, r.warmupNs))
 		res.OfferedRate = offered / time.Duration(min(r.endNs, end)-r.warmupNs).Seconds()
 	}
 	if res.Elapsed > 0 {
 		res.AchievedRate = float64(res.Requests) / res.Elapsed.Seconds()
 	}
 	return res, nil
+}
+
+// dueBefore counts the requests the pacer schedules before end (ns).
+func dueBefore(p Pacer, end int64) uint64 {
+	if end <= 0 {
+		return 0
+	}
+	k := p.Hits(time.Duration(end - 1))
+	for k > 0 && int64(p.Due(k-1)) >= end {
+		k--
+	}
+	for int64(p.Due(k)) < end {
+		k++
+	}
+	return k
 }
 
 func collectIntervals(r *runner, done chan struct{}) {
@@ -336,6 +349,26 @@ func collectIntervals(r *runner, done chan struct{}) {
 	cum := NewHistogram()
 	var totReq, totErr uint64
 	next := 0
+	emit := func(a *acc) {
+		cum.Merge(a.p.latency)
+		totReq += a.p.requests
+		totErr += a.p.errors
+		r.cfg.OnInterval(Snapshot{
+			Index: a.p.index, Start: time.Duration(a.p.start), End: time.Duration(a.p.end),
+			Requests: a.p.requests, Errors: a.p.errors, Bytes: a.p.bytes,
+			Latency: a.p.latency, Service: a.p.service, Cumulative: cum,
+			TotalRequests: totReq, TotalErrors: totErr,
+		})
+	}
+	defer func() {
+		// Loops that ended early reported fewer intervals: emit the rest.
+		for ; len(pending) > 0; next++ {
+			if a := pending[next]; a != nil {
+				delete(pending, next)
+				emit(a)
+			}
+		}
+	}()
 	for part := range r.ivCh {
 		a := pending[part.index]
 		if a == nil {
@@ -357,15 +390,7 @@ func collectIntervals(r *runner, done chan struct{}) {
 				break
 			}
 			delete(pending, next)
-			cum.Merge(a.p.latency)
-			totReq += a.p.requests
-			totErr += a.p.errors
-			r.cfg.OnInterval(Snapshot{
-				Index: a.p.index, Start: time.Duration(a.p.start), End: time.Duration(a.p.end),
-				Requests: a.p.requests, Errors: a.p.errors, Bytes: a.p.bytes,
-				Latency: a.p.latency, Service: a.p.service, Cumulative: cum,
-				TotalRequests: totReq, TotalErrors: totErr,
-			})
+			emit(a)
 			next++
 		}
 	}
@@ -496,7 +521,7 @@ func (l *loop) loop() {
 			l.kick(c, now)
 		}
 		if l.active == 0 {
-			l.flushInterval(now)
+			l.flushInterval(now, true)
 			return
 		}
 		wake := l.nextTick
@@ -541,11 +566,11 @@ func (l *loop) loop() {
 func (l *loop) finished(now int64) bool {
 	r := l.r
 	if r.stop.Load() || now >= r.stopNs.Load() {
-		l.flushInterval(now)
+		l.flushInterval(now, true)
 		return true
 	}
 	if r.pacer == nil && now >= r.endNs {
-		l.flushInterval(now)
+		l.flushInterval(now, true)
 		return true
 	}
 	return false
@@ -572,8 +597,9 @@ func (l *loop) onTick(now int64) {
 	if s := r.stopNs.Load(); now < s && l.nextTick > s {
 		l.nextTick = s
 	}
-	if r.ivCh != nil && now >= l.nextIv {
-		l.flushInterval(now)
+	l.flushInterval(now, false)
+	if r.ivCh != nil && l.nextIv < l.nextTick && l.nextIv > now {
+		l.nextTick = l.nextIv
 	}
 	// Timeouts.
 	to := int64(r.cfg.Timeout)
@@ -596,12 +622,11 @@ func (l *loop) onTick(now int64) {
 	}
 }
 
-func (l *loop) flushInterval(now int64) {
+// emitInterval sends the current interval, ending at end, to the
+// collector. Interval boundaries are absolute (warm-up + k × Interval), so
+// every loop reports the same indexes.
+func (l *loop) emitInterval(end int64) {
 	r := l.r
-	if r.ivCh == nil || now <= l.ivStart || l.ivStart >= r.endNs {
-		return
-	}
-	end := now
 	if end > r.endNs {
 		end = r.endNs
 	}
@@ -611,10 +636,28 @@ func (l *loop) flushInterval(now int64) {
 		latency: l.st.ivLatency, service: l.st.ivService,
 	}
 	l.ivIndex++
-	l.ivStart = now
-	l.nextIv = now + int64(r.cfg.Interval)
+	l.ivStart = l.nextIv
+	l.nextIv += int64(r.cfg.Interval)
 	l.st.ivRequests, l.st.ivErrors, l.st.ivBytes = 0, 0, 0
 	l.st.ivLatency, l.st.ivService = NewHistogram(), NewHistogram()
+}
+
+// flushInterval emits the intervals that ended by now and, at the end of
+// the run, the last partial one.
+func (l *loop) flushInterval(now int64, final bool) {
+	r := l.r
+	if r.ivCh == nil {
+		return
+	}
+	// The interval that ends at the end of the run stays open until the
+	// loop finishes, so responses that complete after the end (requests
+	// sent before it) are counted in it.
+	for now >= l.nextIv && l.nextIv < r.endNs {
+		l.emitInterval(l.nextIv)
+	}
+	if final && l.ivStart < r.endNs && (now > l.ivStart || l.st.ivRequests > 0 || l.st.ivErrors > 0) {
+		l.emitInterval(max(now, l.ivStart+1))
+	}
 }
 
 // schedule plans c's next request: now in a closed loop, at the pacer's
