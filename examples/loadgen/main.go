@@ -35,12 +35,7 @@ func main() {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, unix.SIGTERM)
 	go func() { <-sig; cancel(); <-sig; os.Exit(130) }() // the first signal stops the run, a second exits
-	var err error
-	if len(os.Args) > 1 && os.Args[1] == "ab" {
-		err = runAB(ctx, os.Args[2:])
-	} else {
-		err = runWrk(ctx, os.Args[1:])
-	}
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	if errors.Is(err, loadgen.ErrUsage) {
 		fmt.Fprintln(os.Stderr, usage)
 	}
@@ -50,7 +45,15 @@ func main() {
 	}
 }
 
-func runWrk(ctx context.Context, args []string) error {
+// run dispatches to the ab mode or the wrk2 mode.
+func run(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
+	if len(args) > 0 && args[0] == "ab" {
+		return runAB(ctx, args[1:], stdout, stderr)
+	}
+	return runWrk(ctx, args, stdout, stderr)
+}
+
+func runWrk(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
 	if len(args) == 0 {
 		args = demoArgs
 	}
@@ -65,38 +68,41 @@ func runWrk(ctx context.Context, args []string) error {
 		}
 		defer hello.Close()
 		w.Config.URL = hello.URL
-		fmt.Fprintf(os.Stderr, "no URL: serving Tomcat's HelloWorldExample page at %s\nrunning: loadgen %s %s\n\n", hello.URL, strings.Join(args, " "), hello.URL)
+		fmt.Fprintf(stderr, "no URL: serving Tomcat's HelloWorldExample page at %s\nrunning: loadgen %s %s\n\n", hello.URL, strings.Join(args, " "), hello.URL)
 	}
 	if !w.JSON {
-		loadgen.WriteWrkHeader(os.Stdout, w.Config.URL, w.Config.Duration, w.Config.Threads, w.Config.Connections)
+		loadgen.WriteWrkHeader(stdout, w.Config.URL, w.Config.Duration, w.Config.Threads, w.Config.Connections)
 	}
-	w.Config.OnInterval = progress(os.Stderr, nil)
+	w.Config.OnInterval = progress(stderr)
 	res, err := loadgen.Run(ctx, w.Config)
+	if w.Config.OnInterval != nil {
+		fmt.Fprint(stderr, "\r\033[K") // clear the progress line
+	}
 	if err != nil {
 		return err
 	}
 	if w.JSON {
-		return loadgen.WriteJSON(os.Stdout, res)
+		return loadgen.WriteJSON(stdout, res)
 	}
 	if res.Threads != w.Config.Threads {
-		fmt.Fprintf(os.Stderr, "note: %d event loops used for -t%d (at most %d on this machine)\n", res.Threads, w.Config.Threads, res.Threads)
+		fmt.Fprintf(stderr, "note: %d event loops used for -t%d (at most %d on this machine)\n", res.Threads, w.Config.Threads, res.Threads)
 	}
 	for _, e := range res.Errors.Errnos {
-		fmt.Fprintf(os.Stderr, "  %s errors: %d %s\n", e.Class, e.Count, e.Errno)
+		fmt.Fprintf(stderr, "  %s errors: %d %s\n", e.Class, e.Count, e.Errno)
 	}
 	if res.Missed > 0 {
-		fmt.Fprintf(os.Stderr, "  %d requests due in the run were never sent (all connections busy): add connections\n", res.Missed)
+		fmt.Fprintf(stderr, "  %d requests due in the run were never sent (all connections busy): add connections\n", res.Missed)
 	}
-	return loadgen.WriteWrk(os.Stdout, res, w.Report)
+	return loadgen.WriteWrk(stdout, res, w.Report)
 }
 
-func runAB(ctx context.Context, args []string) error {
+func runAB(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
 	a, err := loadgen.ParseABArgs(args)
 	if err != nil || a.Help || a.Config.URL == "" {
 		return errors.Join(err, helpErr(a.Help || err == nil))
 	}
 	if !a.JSON {
-		loadgen.WriteABHeader(os.Stdout, a.Config.URL)
+		loadgen.WriteABHeader(stdout, a.Config.URL)
 	}
 	step := loadgen.ABProgress(a.Config.Requests)
 	if !a.Quiet && !a.JSON && step > 0 {
@@ -104,7 +110,7 @@ func runAB(ctx context.Context, args []string) error {
 		a.Config.Interval = 100 * time.Millisecond
 		a.Config.OnInterval = func(s loadgen.Snapshot) {
 			for ; int64(s.TotalRequests) >= next; next += step {
-				fmt.Fprintf(os.Stderr, "Completed %d requests\n", next)
+				fmt.Fprintf(stderr, "Completed %d requests\n", next)
 			}
 		}
 	}
@@ -113,18 +119,18 @@ func runAB(ctx context.Context, args []string) error {
 		return err
 	}
 	if a.JSON {
-		return loadgen.WriteJSON(os.Stdout, res)
+		return loadgen.WriteJSON(stdout, res)
 	}
 	if step > 0 && !a.Quiet {
-		fmt.Fprintf(os.Stderr, "Finished %d requests\n", res.Requests)
+		fmt.Fprintf(stderr, "Finished %d requests\n", res.Requests)
 	}
-	return loadgen.WriteAB(os.Stdout, res, a.Config.Connections)
+	return loadgen.WriteAB(stdout, res, a.Config.Connections)
 }
 
 // progress returns an interval callback that keeps one live line on a
 // terminal (elapsed, req/s, errors, p99 so far); it is silent when w is
 // not a terminal.
-func progress(w *os.File, _ io.Writer) func(loadgen.Snapshot) {
+func progress(w *os.File) func(loadgen.Snapshot) {
 	if _, err := unix.IoctlGetTermios(int(w.Fd()), unix.TCGETS); err != nil {
 		return nil
 	}
