@@ -119,6 +119,10 @@ echo "  corrected p50 $(json "$work/lg.rate" 'r["histograms"]["latency"]["percen
 echo "  (wrk2's 1 ms timers add ~0.8 ms to every corrected percentile: p50 0.97 ms against nginx answering in 0.12 ms)"
 echo
 
+echo "== 5. why not net/http: go test -bench ClosedLoop (64 connections, closed loop, 100000 requests each)"
+LOADGEN_BENCH_URL="$url" go test -run '^$' -bench 'ClosedLoop' -benchtime 100000x ./loadgen/ | awk '/^Benchmark/ {printf "  %-32s %10s req/s %8s CPU-us/req\n", $1, $7, $5}'
+echo
+
 echo "== 3. $IDLE_CONNS keep-alive connections, idle then active (open model, $((IDLE_CONNS)) req/s, 5 s)"
 timed "$work/lg.idle" "$work/loadgen" -t"$THREADS" -c"$IDLE_CONNS" -R"$IDLE_CONNS" -d5 --timeout 10 --json "$url" || true
 if [ -s "$work/lg.idle" ]; then
