@@ -524,21 +524,23 @@ func (l *loop) loop() {
 			l.flushInterval(now, true)
 			return
 		}
-		wake := l.nextTick
-		if len(l.heap) > 0 && l.heap[0].due < wake {
-			wake = l.heap[0].due
-		}
-		if wake != l.armed {
-			d := wake - r.now()
-			if d < 1000 {
-				d = 1000
-			}
-			if err := armTimer(l.tfd, d); err == nil {
-				l.armed = wake
-			}
-		}
+		// Take what is ready without blocking; only when nothing is, arm
+		// the timer for the next due send (or tick) and sleep.
 		n, err := pollNow(l.epfd, l.events)
 		if err == nil && n == 0 {
+			wake := l.nextTick
+			if len(l.heap) > 0 && l.heap[0].due < wake {
+				wake = l.heap[0].due
+			}
+			if wake != l.armed {
+				d := wake - r.now()
+				if d < 1000 {
+					d = 1000
+				}
+				if err := armTimer(l.tfd, d); err == nil {
+					l.armed = wake
+				}
+			}
 			n, err = unix.EpollWait(l.epfd, l.events, -1)
 		}
 		if err != nil {

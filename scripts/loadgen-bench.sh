@@ -75,7 +75,7 @@ nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" 2>"$work/nginx/logs/stderr" &
 nginx_pid=$!
 url="http://127.0.0.1:$port/index.html"
 for _ in $(seq 50); do
-  if curl_ok=$(exec 3<>/dev/tcp/127.0.0.1/$port 2>/dev/null && echo ok); then break; fi
+  if curl_ok=$( (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && echo ok); then break; fi
   sleep 0.1
 done
 [ "${curl_ok:-}" = ok ] || { echo "loadgen-bench: nginx did not start:"; cat "$work/nginx/logs/stderr" "$work/nginx/logs/error.log"; exit 1; } >&2
