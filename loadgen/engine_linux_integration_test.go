@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -292,4 +293,42 @@ func TestConfigErrors(t *testing.T) {
 		assert.True(t, strings.HasPrefix(err.Error(), "loadgen: "), err.Error())
 	}
 	assert.False(t, errors.Is(nil, loadgen.ErrOpenFiles))
+}
+
+// TestIntegrationNoPerRequestAllocation checks the engine allocates nothing
+// per request: the run's allocations stay bounded whatever the request
+// count. The server answers from a fixed buffer so it allocates nothing
+// per request either.
+func TestIntegrationNoPerRequestAllocation(t *testing.T) {
+	resp := []byte("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
+	url := rawServer(t, func(c *net.TCPConn, r *bufio.Reader) {
+		buf := make([]byte, 4096)
+		for {
+			n, err := c.Read(buf)
+			if err != nil {
+				return
+			}
+			// One request per read is what loadgen's single small write
+			// produces on loopback; count the request heads to be sure.
+			for i := 0; i+3 < n; i++ {
+				if buf[i] == '\r' && buf[i+1] == '\n' && buf[i+2] == '\r' && buf[i+3] == '\n' {
+					if _, err := c.Write(resp); err != nil {
+						return
+					}
+				}
+			}
+		}
+	})
+	mallocs := func(n int64) uint64 {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		res, err := loadgen.Run(context.Background(), loadgen.Config{URL: url, Connections: 8, Requests: n})
+		require.NoError(t, err)
+		runtime.ReadMemStats(&m1)
+		require.Equal(t, uint64(n), res.Requests)
+		return m1.Mallocs - m0.Mallocs
+	}
+	small, large := mallocs(2000), mallocs(20000)
+	t.Logf("allocations: %d for 2000 requests, %d for 20000", small, large)
+	assert.Less(t, float64(large), float64(small)+0.05*18000, "more than 1 allocation per 20 extra requests")
 }

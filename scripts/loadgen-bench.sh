@@ -131,4 +131,5 @@ else
   echo "  loadgen failed:"; cat "$work/lg.idle.err"
 fi
 timed "$work/wrk.idle" wrk -t"$THREADS" -c"$IDLE_CONNS" -d5 --timeout 10 "$url" || true
-echo "  wrk (closed loop, same connections): peak RSS $(rss_mb "$work/wrk.idle") MiB, $(awk '/Socket errors/' "$work/wrk.idle" | sed 's/^ *//')"
+werr=$(awk '/Socket errors/' "$work/wrk.idle" | sed 's/^ *//')
+echo "  wrk (closed loop, same connections): peak RSS $(rss_mb "$work/wrk.idle") MiB, ${werr:-no socket errors}"
