@@ -49,6 +49,7 @@ func (p ConstantPacer) Hits(elapsed time.Duration) uint64 {
 // Rate returns the constant rate.
 func (p ConstantPacer) Rate(time.Duration) float64 { return p.PerSecond }
 
+// String describes the pacer.
 func (p ConstantPacer) String() string { return fmt.Sprintf("constant %g/s", p.PerSecond) }
 
 // RampPacer raises the rate linearly from From to To requests per second
@@ -118,6 +119,7 @@ func (p RampPacer) Rate(elapsed time.Duration) float64 {
 	return p.From + (p.To-p.From)*elapsed.Seconds()/p.Over.Seconds()
 }
 
+// String describes the pacer.
 func (p RampPacer) String() string {
 	return fmt.Sprintf("ramp %g/s to %g/s over %s", p.From, p.To, p.Over)
 }
@@ -184,6 +186,7 @@ func (p StepPacer) Rate(elapsed time.Duration) float64 {
 	return 0
 }
 
+// String describes the pacer.
 func (p StepPacer) String() string {
 	s := "steps"
 	for _, st := range p {

@@ -16,6 +16,7 @@ type ProtocolError struct {
 	Got  string // the offending bytes, truncated to 64
 }
 
+// Error says what was expected and what arrived.
 func (e *ProtocolError) Error() string {
 	return fmt.Sprintf("loadgen: malformed HTTP response: want %s, got %q", e.What, e.Got)
 }

@@ -11,9 +11,9 @@ import (
 // day with 3 significant digits, as wrk2's, so the percentile spectrum
 // footer reads "Buckets 27, SubBuckets 2048" as wrk2's does.
 const (
-	HistLowest  = 1
-	HistHighest = 24 * 60 * 60 * 1000000
-	HistSigFigs = 3
+	HistLowest  = 1                      // µs
+	HistHighest = 24 * 60 * 60 * 1000000 // µs: one day
+	HistSigFigs = 3                      // significant decimal digits
 )
 
 // NewHistogram returns an empty histogram with the package's range (µs).
