@@ -154,12 +154,13 @@ var wrkSpecs = []optSpec{
 	{"U", "u_latency", false}, {"T", "timeout", true}, {"R", "rate", true},
 	{"B", "batch_latency", false}, {"h", "help", false}, {"v", "version", false},
 	{"m", "method", true}, {"", "body", true}, {"", "warmup", true}, {"", "json", false},
+	{"", "slack", true},
 }
 
 // ParseWrkArgs parses a wrk/wrk2 command line (without the program name),
 // e.g. the seeds' "-c1280 -t128 -R500000 -d60 URL". Without -R the run is
 // a closed loop as fast as the server allows, as wrk's. -U implies -L, as
-// in wrk2. Extensions: -m/--method, --body, --warmup, --json. The URL may
+// in wrk2. Extensions: -m/--method, --body, --warmup, --slack, --json. The URL may
 // be empty (the caller decides what to run then).
 func ParseWrkArgs(args []string) (WrkArgs, error) {
 	var w WrkArgs
@@ -189,6 +190,8 @@ func ParseWrkArgs(args []string) (WrkArgs, error) {
 			w.Config.Timeout, err = ParseTime(o.value)
 		case "warmup":
 			w.Config.Warmup, err = ParseTime(o.value)
+		case "slack":
+			w.Config.Slack, err = ParseTime(o.value)
 		case "H":
 			var h Header
 			h, err = ParseHeader(o.value)

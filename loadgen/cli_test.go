@@ -123,3 +123,13 @@ func FuzzParseWrkArgs(f *testing.F) {
 		}
 	})
 }
+
+func TestParseWrkExtensions(t *testing.T) {
+	w, err := loadgen.ParseWrkArgs([]string{"-R2000", "--slack", "500us", "--warmup", "2s", "-m", "POST", "--body", "x=1", "--json", seedURL})
+	require.NoError(t, err)
+	assert.Equal(t, 500*time.Microsecond, w.Config.Slack)
+	assert.Equal(t, 2*time.Second, w.Config.Warmup)
+	assert.Equal(t, "POST", w.Config.Method)
+	assert.Equal(t, []byte("x=1"), w.Config.Body)
+	assert.True(t, w.JSON)
+}

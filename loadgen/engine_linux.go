@@ -82,6 +82,7 @@ type runner struct {
 	family   int
 	nconns   uint64
 	pacer    Pacer
+	slack    int64 // Config.Slack in ns
 	warmupNs int64
 	endNs    int64 // end of the measured window (warm-up + duration); MaxInt64 without a duration
 	stopNs   atomic.Int64
@@ -142,6 +143,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		r.family = unix.AF_INET
 	}
 	r.warmupNs = int64(cfg.Warmup)
+	r.slack = int64(cfg.Slack)
 	r.endNs = math.MaxInt64
 	if cfg.Duration > 0 {
 		r.endNs = int64(cfg.Warmup + cfg.Duration)
@@ -529,8 +531,8 @@ func (l *loop) loop() {
 		n, err := pollNow(l.epfd, l.events)
 		if err == nil && n == 0 {
 			wake := l.nextTick
-			if len(l.heap) > 0 && l.heap[0].due < wake {
-				wake = l.heap[0].due
+			if len(l.heap) > 0 && l.heap[0].due+l.r.slack < wake {
+				wake = l.heap[0].due + l.r.slack
 			}
 			if wake != l.armed {
 				d := wake - r.now()

@@ -332,3 +332,17 @@ func TestIntegrationNoPerRequestAllocation(t *testing.T) {
 	t.Logf("allocations: %d for 2000 requests, %d for 20000", small, large)
 	assert.Less(t, float64(large), float64(small)+0.05*18000, "more than 1 allocation per 20 extra requests")
 }
+
+// TestIntegrationSlack: with a slack the loop sleeps past intended times to
+// batch sends, and the delay shows in the lag histogram (never hidden).
+func TestIntegrationSlack(t *testing.T) {
+	hello, err := loadgen.StartHelloWorld("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { hello.Close() })
+	res, err := loadgen.Run(context.Background(), loadgen.Config{URL: hello.URL, Connections: 4, Threads: 1, Rate: 500, Duration: time.Second, Slack: 4 * time.Millisecond})
+	require.NoError(t, err)
+	assert.InDelta(t, 500, float64(res.Requests), 10)
+	// Sends wait for the one due 4 ms later: on average half the slack.
+	assert.GreaterOrEqual(t, res.Histograms.Lag.Mean(), 1000.0, "lag mean %.0f us", res.Histograms.Lag.Mean())
+	assert.GreaterOrEqual(t, res.Histograms.Latency.Mean(), res.Histograms.Service.Mean()+1000)
+}

@@ -24,7 +24,7 @@ import (
 	"github.com/nettune/nettune/loadgen"
 )
 
-const usage = `usage: loadgen [-c N] [-t N] [-d T] [-R rate] [-H "Name: value"] [--timeout T] [-L] [-U] [--json] [URL]
+const usage = `usage: loadgen [-c N] [-t N] [-d T] [-R rate] [-H "Name: value"] [--timeout T] [-L] [-U] [--warmup T] [--slack T] [--json] [URL]
        loadgen ab [-k] [-n N] [-c N] [-t secs] [-s secs] [-H "Name: value"] [-i] [-p file -T type] [--json] URL
 Without a URL, loadgen serves Tomcat's HelloWorldExample page on 127.0.0.1 and runs a short demo.`
 
