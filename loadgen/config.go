@@ -89,7 +89,9 @@ type Config struct {
 	Interval time.Duration
 	// OnInterval, when not nil, is called after each interval with the
 	// interval's histograms and counts, from a goroutine of Run's (not an
-	// event loop). It must not keep the histograms after it returns.
+	// event loop). It must return quickly (the event loops wait for it once
+	// a few intervals are queued) and must not keep the histograms after
+	// it returns.
 	OnInterval func(Snapshot)
 }
 

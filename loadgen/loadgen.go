@@ -2,8 +2,13 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"runtime"
 )
+
+// ErrOpenFiles is returned (wrapped) when RLIMIT_NOFILE is too low for the
+// connection count and cannot be raised.
+var ErrOpenFiles = errors.New("loadgen: open-files limit too low")
 
 // Run sends the load cfg describes and returns what it measured. It
 // returns when the run's duration or request count is reached, or when ctx

@@ -6,10 +6,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrOpenFiles is returned (wrapped) when RLIMIT_NOFILE is too low for the
-// connection count and cannot be raised.
-var ErrOpenFiles = fmt.Errorf("loadgen: open-files limit too low")
-
 // raiseNoFile makes sure the process may hold need file descriptors,
 // raising the soft RLIMIT_NOFILE to the hard limit (what the seeds' ulimit
 // -n 65535 does) and, when that is not enough and the process may (root,
