@@ -52,6 +52,7 @@ type conn struct {
 	due       int64
 	hidx      int
 	recorded  bool // the current request counts (not warm-up)
+	fresh     bool // connected for the current request: its connect time is recorded
 	p         respParser
 }
 
@@ -821,7 +822,8 @@ func (l *loop) finishConnect(c *conn, now int64, measured bool) {
 	c.connDone = now
 	l.st.connects++
 	if measured {
-		if now >= l.r.warmupNs {
+		c.fresh = now >= l.r.warmupNs
+		if c.fresh {
 			l.record(l.st.h.Connect, now-c.connAt)
 		}
 		l.kick(c, now)
@@ -984,7 +986,7 @@ func (l *loop) complete(c *conn, now int64, closed bool) {
 			from = c.connDone
 		}
 		l.record(st.h.Processing, now-from)
-		if c.connDone == 0 || c.connDone < c.intended {
+		if !c.fresh {
 			// A reused connection: ab records a connect time of 0.
 			l.record(st.h.Connect, 0)
 		}
@@ -995,6 +997,7 @@ func (l *loop) complete(c *conn, now int64, closed bool) {
 			st.lengthMismatch++
 		}
 	}
+	c.fresh = false
 	c.k++
 	mustClose := closed || c.p.mustClose() || l.r.cfg.DisableKeepAlive
 	if !mustClose && c.recorded {

@@ -346,3 +346,26 @@ func TestIntegrationSlack(t *testing.T) {
 	assert.GreaterOrEqual(t, res.Histograms.Lag.Mean(), 1000.0, "lag mean %.0f us", res.Histograms.Lag.Mean())
 	assert.GreaterOrEqual(t, res.Histograms.Latency.Mean(), res.Histograms.Service.Mean()+1000)
 }
+
+// TestIntegrationConnectTimesOnePerRequest: every completed request has
+// exactly one connect time (0 on a reused connection), also when the
+// server closes after every third response and the connection is reopened.
+func TestIntegrationConnectTimesOnePerRequest(t *testing.T) {
+	url := rawServer(t, func(c *net.TCPConn, r *bufio.Reader) {
+		for i := 0; i < 3 && readRequest(r); i++ {
+			hdr := "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+			if i == 2 {
+				hdr = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+			}
+			if _, err := c.Write([]byte(hdr)); err != nil {
+				return
+			}
+		}
+	})
+	res, err := loadgen.Run(context.Background(), loadgen.Config{URL: url, Connections: 2, Requests: 300})
+	require.NoError(t, err)
+	require.Equal(t, uint64(300), res.Requests)
+	assert.Equal(t, int64(300), res.Histograms.Connect.TotalCount())
+	assert.Equal(t, uint64(200), res.KeepAliveResponses, "two of every three responses keep the connection")
+	assert.GreaterOrEqual(t, res.Reconnects, uint64(98))
+}
