@@ -70,8 +70,9 @@ func TestIntegrationCoordinatedOmission(t *testing.T) {
 		res.Requests, res.Missed, ms(90), ms(99), ms(99.9), p(90), p(99), p(99.9), ums(90), ums(99), float64(h.Lag.ValueAtQuantile(99))/1000)
 	assert.InDelta(t, 4800, float64(res.Requests), 4800*0.02, "requests")
 
-	// The uncorrected histogram must not agree.
-	assert.Less(t, ums(90), p(90)/2, "uncorrected p90 should miss the freezes")
+	// The uncorrected histogram must not agree: at p90 it is less than half
+	// the corrected value, whatever the machine's speed.
+	assert.Less(t, ums(90), ms(90)/2, "uncorrected p90 should miss the freezes")
 	if raceEnabled {
 		t.Skip("strict percentile check skipped under the race detector (it slows the generator by tens of ms); it runs without -race")
 	}
@@ -84,6 +85,7 @@ func TestIntegrationCoordinatedOmission(t *testing.T) {
 		load, cpus := loadPerCPU(t)
 		t.Skipf("strict percentile check skipped: the machine starved the run (median send lag %.1f ms, median service time %.1f ms; load average %.1f per CPU on %d CPUs)", lag, svc, load, cpus)
 	}
+	assert.Less(t, ums(90), p(90)/2, "uncorrected p90 should stay near the server's real latency")
 	for _, q := range []float64{90, 99, 99.9} {
 		assert.GreaterOrEqual(t, ms(q), p(q)-5, "corrected p%g", q)
 		assert.LessOrEqual(t, ms(q), p(q)+35, "corrected p%g", q)
