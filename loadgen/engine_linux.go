@@ -71,7 +71,6 @@ type loopStats struct {
 	rateSamples                      []float64
 	docLen                           int64
 	server                           string
-	lastActivity                     int64
 }
 
 type runner struct {

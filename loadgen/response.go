@@ -62,7 +62,6 @@ type respParser struct {
 	chunked   bool
 	close     bool // the server will close (Connection: close, or HTTP/1.0 without keep-alive)
 	keepAlive bool // Connection: keep-alive seen
-	started   bool // any byte of this response seen
 	bodyBytes int64
 	line      []byte // a partial line carried between reads
 	crlfSeen  int
@@ -135,9 +134,6 @@ func (p *respParser) nextLine(b []byte) (line []byte, n int, ok bool, err error)
 // end of a response (p.done()), leaving any further bytes unconsumed.
 func (p *respParser) feed(b []byte) (int, error) {
 	off := 0
-	if len(b) > 0 {
-		p.started = true
-	}
 	for off < len(b) && p.state != stDone {
 		switch p.state {
 		case stStatus, stHeader, stChunkSize, stTrailer:
@@ -326,7 +322,6 @@ func (p *respParser) endHeaders() error {
 		// An interim response: the final one follows.
 		head := p.head
 		p.reset(head)
-		p.started = true
 		return nil
 	case p.head || p.status == 204 || p.status == 304 || p.status == 101:
 		p.state = stDone
