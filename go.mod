@@ -2,10 +2,10 @@ module github.com/nettune/nettune
 
 go 1.26.8
 
-require github.com/stretchr/testify v1.12.1
-
 require (
-	github.com/HdrHistogram/hdrhistogram-go v1.2.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sys v0.50.0 // indirect
+	github.com/HdrHistogram/hdrhistogram-go v1.2.0
+	github.com/stretchr/testify v1.12.1
+	golang.org/x/sys v0.50.0
 )
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect
