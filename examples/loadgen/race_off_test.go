@@ -1,0 +1,5 @@
+//go:build linux && !race
+
+package main
+
+const raceEnabled = false

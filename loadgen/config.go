@@ -1,0 +1,265 @@
+package loadgen
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults used when a Config field is zero. The example program's flags
+// take their defaults from these, so they cannot drift.
+const (
+	DefaultConnections = 10               // wrk's -c default
+	DefaultThreads     = 2                // wrk's -t default
+	DefaultDuration    = 10 * time.Second // wrk's -d default
+	DefaultTimeout     = 2 * time.Second  // wrk's --timeout default
+	DefaultInterval    = time.Second      // interval snapshots
+)
+
+// Header is one request header line.
+type Header struct {
+	Name, Value string
+}
+
+// Config describes one load run. The zero value of every field but URL is
+// a usable default.
+type Config struct {
+	// URL is the target, http://host[:port]/path?query. Required. https is
+	// not supported.
+	URL string
+	// Method is the request method. Default: GET.
+	Method string
+	// Headers are added to the request after Host (a Host header here
+	// replaces the one derived from URL).
+	Headers []Header
+	// Body is sent with a Content-Length header when not empty.
+	Body []byte
+
+	// Connections is the number of concurrent connections. Default:
+	// DefaultConnections.
+	Connections int
+	// Threads is the number of event loops, each on its own OS thread,
+	// sharing the connections. Default: DefaultThreads; capped at
+	// Connections and at MaxThreads.
+	Threads int
+
+	// Rate is the total request rate of an open-model run, in requests per
+	// second, split evenly over the connections (wrk2's -R). 0 means a
+	// closed loop: each connection sends its next request as soon as the
+	// previous response is complete (wrk without -R, ab). Ignored when
+	// Pacer is set.
+	Rate float64
+	// Pacer, when not nil, sets the open-model schedule (a ramp, steps)
+	// instead of Rate.
+	Pacer Pacer
+	// Slack lets an open-model event loop sleep up to this long past a
+	// request's intended time so that sends due close together leave in
+	// one wake-up: fewer wake-ups (less CPU per request at high rates) for
+	// sends up to Slack late, never early. The delay is measured, not
+	// hidden: it shows in Histograms.Lag and in the corrected latency.
+	// Default: 0, every send leaves at its own time (wrk2's 1 ms timers
+	// behave roughly like a Slack of 1 ms).
+	Slack time.Duration
+
+	// Duration bounds the measured part of the run. Default:
+	// DefaultDuration, unless Requests is set.
+	Duration time.Duration
+	// Requests, when > 0, ends a closed-loop run after that many requests
+	// (ab's -n). With Duration also set, whichever comes first ends it.
+	Requests int64
+	// Warmup is run before the measured part, at the same load, and not
+	// recorded. Default: none.
+	Warmup time.Duration
+
+	// DisableKeepAlive opens a new connection for every request and sends
+	// "Connection: close" (ab without -k). Connect time is then recorded
+	// separately. Default: keep-alive.
+	DisableKeepAlive bool
+	// Timeout is the per-request timeout, from the actual send (or the
+	// connect) to the end of the response; a request that exceeds it is
+	// counted as a timeout error and its connection is reopened. Default:
+	// DefaultTimeout.
+	Timeout time.Duration
+
+	// Interval is the length of the interval snapshots passed to
+	// OnInterval. Default: DefaultInterval.
+	Interval time.Duration
+	// OnInterval, when not nil, is called after each interval with the
+	// interval's histograms and counts, from a goroutine of Run's (not an
+	// event loop). It must return quickly (the event loops wait for it once
+	// a few intervals are queued) and must not keep the histograms after
+	// it returns.
+	OnInterval func(Snapshot)
+}
+
+// MaxThreads caps Config.Threads: event loops beyond a few per CPU only add
+// context switches (the seeds' -t128 on a 2-core client would run 128
+// threads on 2 cores). The cap is 4 × GOMAXPROCS, at least 4.
+func MaxThreads(gomaxprocs int) int {
+	if gomaxprocs < 1 {
+		gomaxprocs = 1
+	}
+	return 4 * gomaxprocs
+}
+
+// target is the parsed form of a Config's URL.
+type target struct {
+	host     string // host as written in the URL, without port
+	port     int
+	hostPort string // for the Host header
+	path     string // request-target
+}
+
+func parseTarget(raw string) (target, error) {
+	if raw == "" {
+		return target{}, fmt.Errorf("loadgen: no URL: want http://host[:port]/path")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return target{}, fmt.Errorf("loadgen: URL %q: %w", raw, err)
+	}
+	switch u.Scheme {
+	case "http":
+	case "https":
+		return target{}, fmt.Errorf("loadgen: URL %q: https is not supported; put a TLS terminator in front or test the plain-HTTP port", raw)
+	default:
+		return target{}, fmt.Errorf("loadgen: URL %q: want an http:// URL", raw)
+	}
+	if u.Hostname() == "" {
+		return target{}, fmt.Errorf("loadgen: URL %q: no host: want http://host[:port]/path", raw)
+	}
+	t := target{host: u.Hostname(), port: 80, hostPort: u.Host}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return target{}, fmt.Errorf("loadgen: URL %q: port %q: want 1-65535", raw, p)
+		}
+		t.port = n
+	}
+	t.path = u.EscapedPath()
+	if t.path == "" {
+		t.path = "/"
+	}
+	if u.RawQuery != "" {
+		t.path += "?" + u.RawQuery
+	}
+	return t, nil
+}
+
+// addr is a resolved target address.
+func (t target) resolve() ([]net.IP, error) {
+	if ip := net.ParseIP(t.host); ip != nil {
+		return []net.IP{ip}, nil
+	}
+	ips, err := net.LookupIP(t.host)
+	if err != nil {
+		return nil, fmt.Errorf("loadgen: resolve %s: %w", t.host, err)
+	}
+	return ips, nil
+}
+
+// buildRequest serialises the request once; every send reuses the bytes.
+func buildRequest(cfg *Config, t target) ([]byte, error) {
+	method := cfg.Method
+	if method == "" {
+		method = "GET"
+	}
+	for _, c := range method {
+		if c <= ' ' || c >= 0x7f {
+			return nil, fmt.Errorf("loadgen: method %q: want a token such as GET", method)
+		}
+	}
+	var b strings.Builder
+	b.WriteString(method)
+	b.WriteByte(' ')
+	b.WriteString(t.path)
+	b.WriteString(" HTTP/1.1\r\n")
+	hasHost := false
+	for _, h := range cfg.Headers {
+		if strings.EqualFold(h.Name, "Host") {
+			hasHost = true
+		}
+	}
+	if !hasHost {
+		b.WriteString("Host: " + t.hostPort + "\r\n")
+	}
+	for _, h := range cfg.Headers {
+		if h.Name == "" || strings.ContainsAny(h.Name, ": \r\n") || strings.ContainsAny(h.Value, "\r\n") {
+			return nil, fmt.Errorf("loadgen: header %q: %q: want a name without ':', spaces or newlines and a one-line value", h.Name, h.Value)
+		}
+		b.WriteString(h.Name + ": " + h.Value + "\r\n")
+	}
+	if cfg.DisableKeepAlive {
+		b.WriteString("Connection: close\r\n")
+	}
+	if len(cfg.Body) > 0 {
+		b.WriteString("Content-Length: " + strconv.Itoa(len(cfg.Body)) + "\r\n")
+	}
+	b.WriteString("\r\n")
+	b.Write(cfg.Body)
+	return []byte(b.String()), nil
+}
+
+// ParseHeader parses "Name: value" as given to wrk's and ab's -H.
+func ParseHeader(s string) (Header, error) {
+	i := strings.IndexByte(s, ':')
+	if i <= 0 {
+		return Header{}, fmt.Errorf("loadgen: header %q: want \"Name: value\"", s)
+	}
+	return Header{Name: strings.TrimSpace(s[:i]), Value: strings.TrimSpace(s[i+1:])}, nil
+}
+
+// normalize fills defaults and checks the config.
+func (c Config) normalize(gomaxprocs int) (Config, error) {
+	if c.Connections == 0 {
+		c.Connections = DefaultConnections
+	}
+	if c.Connections < 0 {
+		return c, fmt.Errorf("loadgen: connections %d: want > 0", c.Connections)
+	}
+	if c.Threads == 0 {
+		c.Threads = DefaultThreads
+	}
+	if c.Threads < 0 {
+		return c, fmt.Errorf("loadgen: threads %d: want > 0", c.Threads)
+	}
+	if c.Threads > c.Connections {
+		c.Threads = c.Connections
+	}
+	if m := MaxThreads(gomaxprocs); c.Threads > m {
+		c.Threads = m
+	}
+	if c.Rate < 0 {
+		return c, fmt.Errorf("loadgen: rate %g: want >= 0 requests/s (0 = closed loop)", c.Rate)
+	}
+	if c.Pacer == nil && c.Rate > 0 {
+		c.Pacer = Constant(c.Rate)
+	}
+	if c.Pacer != nil {
+		if err := validatePacer(c.Pacer); err != nil {
+			return c, err
+		}
+		if c.Requests > 0 {
+			return c, fmt.Errorf("loadgen: a request count (%d) with a rate: an open-model run is bounded by its duration", c.Requests)
+		}
+	}
+	if c.Requests < 0 {
+		return c, fmt.Errorf("loadgen: requests %d: want >= 0", c.Requests)
+	}
+	if c.Duration < 0 || c.Warmup < 0 || c.Timeout < 0 || c.Interval < 0 || c.Slack < 0 {
+		return c, fmt.Errorf("loadgen: negative duration, warm-up, timeout, interval or slack")
+	}
+	if c.Duration == 0 && c.Requests == 0 {
+		c.Duration = DefaultDuration
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Interval == 0 {
+		c.Interval = DefaultInterval
+	}
+	return c, nil
+}

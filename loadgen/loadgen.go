@@ -1,0 +1,28 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"runtime"
+)
+
+// ErrOpenFiles is returned (wrapped) when RLIMIT_NOFILE is too low for the
+// connection count and cannot be raised.
+var ErrOpenFiles = errors.New("loadgen: open-files limit too low")
+
+// Run sends the load cfg describes and returns what it measured. It
+// returns when the run's duration or request count is reached, or when ctx
+// is cancelled (the result then covers the part that ran).
+//
+// Run raises the soft RLIMIT_NOFILE when the connections need it and
+// returns an error wrapping ErrOpenFiles when it cannot. It opens
+// keep-alive connections before the clock starts. Errors during the run
+// (refused connections, resets, timeouts, malformed responses) are counted
+// in Result.Errors, not returned.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	c, err := cfg.normalize(runtime.GOMAXPROCS(0))
+	if err != nil {
+		return nil, err
+	}
+	return run(ctx, c)
+}

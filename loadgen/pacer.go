@@ -1,0 +1,226 @@
+package loadgen
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// A Pacer decides when each request of an open-model run is due. It is a
+// pure function of the request's sequence number: Due(n) is the offset from
+// the start of the run at which request n (counting from 0, over all
+// connections) should be sent, and Hits(t) is how many requests are due by
+// elapsed time t. Implementations must be monotonic (Due(n+1) >= Due(n))
+// and consistent (Hits(Due(n)) > n), and must not sleep or read the clock,
+// so that a schedule can be tested without waiting.
+type Pacer interface {
+	// Due returns the intended send time of request n, as an offset from
+	// the start of the run.
+	Due(n uint64) time.Duration
+	// Hits returns the number of requests due in [0, elapsed].
+	Hits(elapsed time.Duration) uint64
+	// Rate returns the instantaneous rate in requests per second at elapsed.
+	Rate(elapsed time.Duration) float64
+	// String describes the pacer, e.g. "constant 15000/s".
+	String() string
+}
+
+// ConstantPacer sends Rate requests per second, evenly spaced, as wrk2's -R.
+type ConstantPacer struct {
+	PerSecond float64 // requests per second; must be > 0
+}
+
+// Constant returns a Pacer that sends rate requests per second.
+func Constant(rate float64) ConstantPacer { return ConstantPacer{PerSecond: rate} }
+
+// Due returns n/rate.
+func (p ConstantPacer) Due(n uint64) time.Duration {
+	return secs(float64(n) / p.PerSecond)
+}
+
+// Hits returns the number of requests due by elapsed: floor(elapsed*rate)+1.
+func (p ConstantPacer) Hits(elapsed time.Duration) uint64 {
+	if elapsed < 0 {
+		return 0
+	}
+	return uint64(math.Floor(elapsed.Seconds()*p.PerSecond+1e-6)) + 1
+}
+
+// Rate returns the constant rate.
+func (p ConstantPacer) Rate(time.Duration) float64 { return p.PerSecond }
+
+// String describes the pacer.
+func (p ConstantPacer) String() string { return fmt.Sprintf("constant %g/s", p.PerSecond) }
+
+// RampPacer raises the rate linearly from From to To requests per second
+// over Over, then stays at To.
+type RampPacer struct {
+	From, To float64       // requests per second at the start and the end of the ramp; >= 0, not both 0
+	Over     time.Duration // length of the ramp; > 0
+}
+
+// Ramp returns a Pacer whose rate climbs linearly from from to to over the
+// given duration and then stays at to.
+func Ramp(from, to float64, over time.Duration) RampPacer {
+	return RampPacer{From: from, To: to, Over: over}
+}
+
+// hits is the integral of the rate from 0 to t seconds: the number of
+// requests due by t, as a real number.
+func (p RampPacer) area(t float64) float64 {
+	d := p.Over.Seconds()
+	if t <= d {
+		return p.From*t + (p.To-p.From)*t*t/(2*d)
+	}
+	return (p.From+p.To)*d/2 + p.To*(t-d)
+}
+
+// Due inverts the integral of the rate: the time by which n requests have
+// been due.
+func (p RampPacer) Due(n uint64) time.Duration {
+	x := float64(n)
+	if n == 0 {
+		return 0
+	}
+	d := p.Over.Seconds()
+	ramp := (p.From + p.To) * d / 2
+	if x >= ramp {
+		if p.To <= 0 {
+			return time.Duration(math.MaxInt64)
+		}
+		return secs(d + (x-ramp)/p.To)
+	}
+	a := (p.To - p.From) / (2 * d)
+	if math.Abs(a) < 1e-12 {
+		return secs(x / p.From)
+	}
+	// a t² + From t − x = 0, the positive root, written to avoid cancellation.
+	disc := p.From*p.From + 4*a*x
+	if disc < 0 {
+		disc = 0
+	}
+	t := 2 * x / (p.From + math.Sqrt(disc))
+	return secs(t)
+}
+
+// Hits returns the number of requests due by elapsed.
+func (p RampPacer) Hits(elapsed time.Duration) uint64 {
+	if elapsed < 0 {
+		return 0
+	}
+	return uint64(math.Floor(p.area(elapsed.Seconds())+1e-6)) + 1
+}
+
+// Rate returns the rate at elapsed.
+func (p RampPacer) Rate(elapsed time.Duration) float64 {
+	if elapsed >= p.Over {
+		return p.To
+	}
+	return p.From + (p.To-p.From)*elapsed.Seconds()/p.Over.Seconds()
+}
+
+// String describes the pacer.
+func (p RampPacer) String() string {
+	return fmt.Sprintf("ramp %g/s to %g/s over %s", p.From, p.To, p.Over)
+}
+
+// Step is one level of a StepPacer: Rate requests per second for For.
+type Step struct {
+	Rate float64       // requests per second; >= 0
+	For  time.Duration // how long the level lasts; > 0 (the last step lasts forever)
+}
+
+// StepPacer holds each rate for its duration in turn, as a load sweep does;
+// the last step's rate continues after its duration.
+type StepPacer []Step
+
+// Steps returns a Pacer that runs the given levels in order.
+func Steps(steps ...Step) StepPacer { return StepPacer(steps) }
+
+// Due returns the time by which n requests have been due.
+func (p StepPacer) Due(n uint64) time.Duration {
+	x := float64(n)
+	var t, done float64
+	for i, s := range p {
+		d := s.For.Seconds()
+		in := s.Rate * d
+		if x < done+in || i == len(p)-1 {
+			if s.Rate <= 0 {
+				return time.Duration(math.MaxInt64)
+			}
+			return secs(t + (x-done)/s.Rate)
+		}
+		done += in
+		t += d
+	}
+	return time.Duration(math.MaxInt64)
+}
+
+// Hits returns the number of requests due by elapsed.
+func (p StepPacer) Hits(elapsed time.Duration) uint64 {
+	if elapsed < 0 || len(p) == 0 {
+		return 0
+	}
+	e := elapsed.Seconds()
+	var t, done float64
+	for i, s := range p {
+		d := s.For.Seconds()
+		if e < t+d || i == len(p)-1 {
+			return uint64(math.Floor(done+s.Rate*(e-t)+1e-6)) + 1
+		}
+		done += s.Rate * d
+		t += d
+	}
+	return uint64(done) + 1
+}
+
+// Rate returns the rate of the step in force at elapsed.
+func (p StepPacer) Rate(elapsed time.Duration) float64 {
+	var t time.Duration
+	for i, s := range p {
+		if elapsed < t+s.For || i == len(p)-1 {
+			return s.Rate
+		}
+		t += s.For
+	}
+	return 0
+}
+
+// String describes the pacer.
+func (p StepPacer) String() string {
+	s := "steps"
+	for _, st := range p {
+		s += fmt.Sprintf(" %g/s×%s", st.Rate, st.For)
+	}
+	return s
+}
+
+func validatePacer(p Pacer) error {
+	switch p := p.(type) {
+	case ConstantPacer:
+		if !(p.PerSecond > 0) || math.IsInf(p.PerSecond, 0) {
+			return fmt.Errorf("loadgen: constant rate %g: want a finite rate > 0 requests/s", p.PerSecond)
+		}
+	case RampPacer:
+		if p.Over <= 0 || p.From < 0 || p.To < 0 || (p.From == 0 && p.To == 0) {
+			return fmt.Errorf("loadgen: ramp %g/s to %g/s over %s: want rates >= 0, not both 0, over a duration > 0", p.From, p.To, p.Over)
+		}
+	case StepPacer:
+		if len(p) == 0 {
+			return fmt.Errorf("loadgen: steps: want at least one step")
+		}
+		for i, s := range p {
+			if s.Rate <= 0 || s.For <= 0 {
+				return fmt.Errorf("loadgen: step %d (%g/s for %s): want a rate > 0 and a duration > 0", i, s.Rate, s.For)
+			}
+		}
+	}
+	return nil
+}
+
+func secs(s float64) time.Duration {
+	if s >= float64(math.MaxInt64)/1e9 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(math.Ceil(s*1e9 - 1e-6)) // never before the exact time
+}

@@ -1,0 +1,125 @@
+package loadgen
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// HistogramJSON is a histogram's summary in JSON, in microseconds, with
+// the whole histogram in HdrHistogram's compressed V2 encoding (base64,
+// the form .hlog files and HdrHistogram's tools read), so no number is
+// lost.
+type HistogramJSON struct {
+	Count       int64            `json:"count"`
+	Min         int64            `json:"min_us"`
+	Max         int64            `json:"max_us"`
+	Mean        float64          `json:"mean_us"`
+	StdDev      float64          `json:"stdev_us"`
+	Percentiles map[string]int64 `json:"percentiles_us"`
+	Encoded     string           `json:"hdr_base64"`
+}
+
+var jsonPercentiles = []struct {
+	name string
+	q    float64
+}{{"50", 50}, {"75", 75}, {"90", 90}, {"99", 99}, {"99.9", 99.9}, {"99.99", 99.99}, {"99.999", 99.999}, {"100", 100}}
+
+// SummarizeHistogram returns h's JSON form.
+func SummarizeHistogram(h *hdrhistogram.Histogram) (HistogramJSON, error) {
+	out := HistogramJSON{Count: h.TotalCount(), Percentiles: map[string]int64{}}
+	if h.TotalCount() > 0 {
+		out.Min, out.Max, out.Mean, out.StdDev = h.Min(), h.Max(), h.Mean(), h.StdDev()
+	}
+	for _, p := range jsonPercentiles {
+		out.Percentiles[p.name] = h.ValueAtQuantile(p.q)
+	}
+	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return out, err
+	}
+	out.Encoded = string(enc)
+	return out, nil
+}
+
+// ResultJSON is the JSON form of a Result: every count, rate and
+// histogram.
+type ResultJSON struct {
+	URL                string                   `json:"url"`
+	Method             string                   `json:"method"`
+	Connections        int                      `json:"connections"`
+	Threads            int                      `json:"threads"`
+	KeepAlive          bool                     `json:"keep_alive"`
+	Pacer              string                   `json:"pacer,omitempty"`
+	OfferedRate        float64                  `json:"offered_rate"`
+	AchievedRate       float64                  `json:"achieved_rate"`
+	Start              time.Time                `json:"start"`
+	ElapsedSeconds     float64                  `json:"elapsed_s"`
+	WarmupSeconds      float64                  `json:"warmup_s"`
+	Requests           uint64                   `json:"requests"`
+	Sent               uint64                   `json:"sent"`
+	Bytes              uint64                   `json:"bytes"`
+	BodyBytes          uint64                   `json:"body_bytes"`
+	KeepAliveResponses uint64                   `json:"keep_alive_responses"`
+	LengthMismatches   uint64                   `json:"length_mismatches"`
+	DocumentLength     int64                    `json:"document_length"`
+	Server             string                   `json:"server"`
+	Errors             Errors                   `json:"errors"`
+	Connects           uint64                   `json:"connects"`
+	Reconnects         uint64                   `json:"reconnects"`
+	Incomplete         uint64                   `json:"incomplete"`
+	Missed             uint64                   `json:"missed"`
+	Dropped            int64                    `json:"dropped"`
+	OpenFiles          RlimitChange             `json:"open_files"`
+	RateSamples        []float64                `json:"rate_samples"`
+	Histograms         map[string]HistogramJSON `json:"histograms"`
+}
+
+// JSON returns res in its JSON form.
+func (res *Result) JSON() (ResultJSON, error) {
+	out := ResultJSON{
+		URL: res.URL, Method: res.Method, Connections: res.Connections, Threads: res.Threads,
+		KeepAlive: res.KeepAlive, Pacer: res.Pacer, OfferedRate: res.OfferedRate, AchievedRate: res.AchievedRate,
+		Start: res.Start, ElapsedSeconds: res.Elapsed.Seconds(), WarmupSeconds: res.Warmup.Seconds(),
+		Requests: res.Requests, Sent: res.Sent, Bytes: res.Bytes, BodyBytes: res.BodyBytes,
+		KeepAliveResponses: res.KeepAliveResponses, LengthMismatches: res.LengthMismatches,
+		DocumentLength: res.DocumentLength, Server: res.Server, Errors: res.Errors,
+		Connects: res.Connects, Reconnects: res.Reconnects, Incomplete: res.Incomplete, Missed: res.Missed,
+		Dropped: res.Dropped, OpenFiles: res.OpenFiles, RateSamples: res.RateSamples,
+		Histograms: map[string]HistogramJSON{},
+	}
+	if out.RateSamples == nil {
+		out.RateSamples = []float64{}
+	}
+	if out.Errors.Errnos == nil {
+		out.Errors.Errnos = []ErrnoCount{}
+	}
+	h := res.Histograms
+	for name, hist := range map[string]*hdrhistogram.Histogram{
+		"latency": h.Latency, "service": h.Service, "lag": h.Lag,
+		"connect": h.Connect, "processing": h.Processing, "waiting": h.Waiting,
+	} {
+		if hist == nil {
+			continue
+		}
+		s, err := SummarizeHistogram(hist)
+		if err != nil {
+			return out, err
+		}
+		out.Histograms[name] = s
+	}
+	return out, nil
+}
+
+// WriteJSON writes res as indented JSON.
+func WriteJSON(w io.Writer, res *Result) error {
+	j, err := res.JSON()
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(j)
+}

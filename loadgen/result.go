@@ -1,0 +1,187 @@
+package loadgen
+
+import (
+	"sort"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram ranges: every histogram holds microseconds from 1 µs to one
+// day with 3 significant digits, as wrk2's, so the percentile spectrum
+// footer reads "Buckets 27, SubBuckets 2048" as wrk2's does.
+const (
+	HistLowest  = 1                      // µs
+	HistHighest = 24 * 60 * 60 * 1000000 // µs: one day
+	HistSigFigs = 3                      // significant decimal digits
+)
+
+// NewHistogram returns an empty histogram with the package's range (µs).
+func NewHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(HistLowest, HistHighest, HistSigFigs)
+}
+
+// Errors counts failed requests by class, as wrk prints them, plus the
+// errno behind each failure.
+type Errors struct {
+	Connect uint64 `json:"connect"` // connect(2) failed or timed out
+	Read    uint64 `json:"read"`    // read failed, the server reset or closed mid-response, or the response was malformed
+	Write   uint64 `json:"write"`   // write failed
+	Timeout uint64 `json:"timeout"` // no complete response within Config.Timeout
+	Status  uint64 `json:"status"`  // responses with a status outside 200-399
+	// Errnos breaks the socket errors down by errno ("ECONNREFUSED",
+	// "EMFILE", "EADDRNOTAVAIL", "ECONNRESET", "ETIMEDOUT", "EOF",
+	// "EPROTO" for a malformed response), most frequent first.
+	Errnos []ErrnoCount `json:"errnos"`
+}
+
+// Socket returns the number of socket errors (all but Status).
+func (e Errors) Socket() uint64 { return e.Connect + e.Read + e.Write + e.Timeout }
+
+// ErrnoCount is how often one errno caused one class of error.
+type ErrnoCount struct {
+	Class string `json:"class"` // "connect", "read", "write" or "timeout"
+	Errno string `json:"errno"` // e.g. "ECONNREFUSED"
+	Count uint64 `json:"count"`
+}
+
+// Histograms are a run's latency histograms, in microseconds. They are
+// merged from one histogram per event loop.
+type Histograms struct {
+	// Latency is the corrected latency: completion minus the intended
+	// send time (wrk2's "Recorded Latency"). In a closed loop the intended
+	// time is the actual send time (or the connect start without
+	// keep-alive).
+	Latency *hdrhistogram.Histogram
+	// Service is completion minus the actual send time: the service time,
+	// wrk2's -U "Uncorrected Latency".
+	Service *hdrhistogram.Histogram
+	// Lag is the actual send time minus the intended one: how late the
+	// generator itself was. A large lag with a small Service means the
+	// generator, not the server, was the bottleneck.
+	Lag *hdrhistogram.Histogram
+	// Connect is the connect time of each connection opened during the
+	// measured run (ab's "Connect"; 0 for a reused keep-alive connection).
+	Connect *hdrhistogram.Histogram
+	// Processing is completion minus the later of connect completion and
+	// the send (ab's "Processing").
+	Processing *hdrhistogram.Histogram
+	// Waiting is the first response byte minus the send (ab's "Waiting").
+	Waiting *hdrhistogram.Histogram
+}
+
+func newHistograms() Histograms {
+	return Histograms{
+		Latency: NewHistogram(), Service: NewHistogram(), Lag: NewHistogram(),
+		Connect: NewHistogram(), Processing: NewHistogram(), Waiting: NewHistogram(),
+	}
+}
+
+func (h Histograms) merge(o Histograms) (dropped int64) {
+	dropped += h.Latency.Merge(o.Latency)
+	dropped += h.Service.Merge(o.Service)
+	dropped += h.Lag.Merge(o.Lag)
+	dropped += h.Connect.Merge(o.Connect)
+	dropped += h.Processing.Merge(o.Processing)
+	dropped += h.Waiting.Merge(o.Waiting)
+	return dropped
+}
+
+// Result is everything one run measured. Counts and histograms cover the
+// measured part only (after Warmup).
+type Result struct {
+	URL         string
+	Method      string
+	Connections int
+	Threads     int  // event loops actually used
+	KeepAlive   bool // false: a new connection per request
+	// Pacer describes the open-model schedule; empty for a closed loop.
+	Pacer string
+	// OfferedRate is the requests per second the pacer asked for over the
+	// measured part (0 for a closed loop); AchievedRate is Requests over
+	// Elapsed.
+	OfferedRate, AchievedRate float64
+	Start                     time.Time     // when the measured part began
+	Elapsed                   time.Duration // measured wall time
+	Warmup                    time.Duration
+
+	Requests uint64 // complete responses
+	Sent     uint64 // requests sent
+	Bytes    uint64 // bytes read (headers and bodies)
+	// BodyBytes is the body bytes read (ab's "HTML transferred").
+	BodyBytes uint64
+	// KeepAliveResponses counts responses after which the connection
+	// stayed open (ab's "Keep-Alive requests").
+	KeepAliveResponses uint64
+	// LengthMismatches counts responses whose body length differed from
+	// the first one (ab counts them as failed "Length" requests).
+	LengthMismatches uint64
+	// DocumentLength is the body length of the first response, and Server
+	// its Server header (ab's "Document Length", "Server Software").
+	DocumentLength int64
+	Server         string
+
+	Errors     Errors
+	Connects   uint64 // successful connects
+	Reconnects uint64 // connections the server closed and Run reopened
+	// Incomplete counts requests still in flight when the run ended.
+	Incomplete uint64
+	// Missed counts open-model requests whose intended time fell inside
+	// the run but that were never sent because their connection was still
+	// busy: a sign the connections, not the server, limited the load.
+	Missed uint64
+	// Dropped counts values outside the histograms' range (over a day) and
+	// values lost merging; never silently discarded.
+	Dropped int64
+
+	Histograms Histograms
+	// RateSamples are per-event-loop requests per second over 100 ms
+	// windows: what wrk's "Req/Sec" thread statistics summarise.
+	RateSamples []float64
+
+	// OpenFiles is the RLIMIT_NOFILE soft limit before and after Run raised
+	// it.
+	OpenFiles RlimitChange
+}
+
+// RlimitChange records a change of RLIMIT_NOFILE.
+type RlimitChange struct {
+	Before uint64 `json:"before"`
+	After  uint64 `json:"after"`
+	Max    uint64 `json:"max"`
+}
+
+// Snapshot is one interval of a running test, passed to Config.OnInterval.
+type Snapshot struct {
+	Index      int           // 0, 1, ...
+	Start, End time.Duration // offsets from the start of the measured run
+	Requests   uint64        // completed in the interval
+	Errors     uint64        // socket and status errors in the interval
+	Bytes      uint64
+	// Latency and Service are the interval's corrected and uncorrected
+	// histograms (what an HdrHistogram interval log records).
+	Latency, Service *hdrhistogram.Histogram
+	// Cumulative is the corrected histogram of the whole run so far.
+	Cumulative *hdrhistogram.Histogram
+	// TotalRequests and TotalErrors count the run so far.
+	TotalRequests, TotalErrors uint64
+}
+
+func sortErrnos(m map[errnoKey]uint64) []ErrnoCount {
+	out := make([]ErrnoCount, 0, len(m))
+	for k, n := range m {
+		out = append(out, ErrnoCount{Class: k.class, Errno: k.errno, Count: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		if out[i].Class != out[j].Class {
+			return out[i].Class < out[j].Class
+		}
+		return out[i].Errno < out[j].Errno
+	})
+	return out
+}
+
+type errnoKey struct{ class, errno string }
