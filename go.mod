@@ -3,7 +3,7 @@ module github.com/nettune/nettune
 go 1.26.8
 
 require (
-	github.com/HdrHistogram/hdrhistogram-go v1.2.0
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/beevik/etree v1.8.1
 	github.com/safchain/ethtool v0.7.0
 	github.com/stretchr/testify v1.12.1

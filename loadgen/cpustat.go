@@ -1,0 +1,179 @@
+package loadgen
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nettune/nettune/internal/hostfs"
+)
+
+// clockTicks is USER_HZ, the unit of /proc/stat and /proc/PID/stat times.
+// Linux has fixed it at 100 on every architecture since 2.6.
+const clockTicks = 100
+
+// CPUTimes is a reading of cumulative CPU time: of the whole host from the
+// first line of /proc/stat, or of one process from /proc/PID/stat.
+type CPUTimes struct {
+	// Busy is time spent running: user, nice, system, irq, softirq and
+	// steal for the host; utime+stime of all threads for a process.
+	Busy time.Duration
+	// Total is Busy plus idle and iowait, summed over all CPUs (host
+	// only; zero for a process).
+	Total time.Duration
+	// CPUs is the number of per-CPU lines in /proc/stat (host only).
+	CPUs int
+	// At is when the reading was taken.
+	At time.Time
+}
+
+// CPUUse is CPU utilisation over an interval between two readings.
+type CPUUse struct {
+	// Percent is the share of all online CPUs' time spent busy, 0–100
+	// (host: as top's "%Cpu(s)" summed; process: busy time over the
+	// interval times the host's CPU count).
+	Percent float64
+	// Cores is busy CPU time per wall-clock time: 1.5 means one and a half
+	// CPUs busy on average (top's per-process %CPU / 100).
+	Cores float64
+}
+
+// HostCPU reads the host's cumulative CPU times from /proc/stat under root.
+func HostCPU(root hostfs.Root) (CPUTimes, error) {
+	p := root.Proc("stat")
+	b, err := hostfs.ReadFile(p)
+	if err != nil {
+		return CPUTimes{}, err
+	}
+	t, err := parseProcStat(b)
+	if err != nil {
+		return CPUTimes{}, fmt.Errorf("loadgen: %s: %w", p, err)
+	}
+	t.At = time.Now()
+	return t, nil
+}
+
+func parseProcStat(b []byte) (CPUTimes, error) {
+	var t CPUTimes
+	seen := false
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || !strings.HasPrefix(f[0], "cpu") {
+			continue
+		}
+		if f[0] != "cpu" {
+			if _, err := strconv.Atoi(f[0][3:]); err == nil {
+				t.CPUs++
+			}
+			continue
+		}
+		if len(f) < 5 {
+			return CPUTimes{}, fmt.Errorf("cpu line %q: expected at least 4 counters (user nice system idle)", line)
+		}
+		var v [10]uint64
+		for i := 1; i < len(f) && i <= 10; i++ {
+			n, err := strconv.ParseUint(f[i], 10, 64)
+			if err != nil {
+				return CPUTimes{}, fmt.Errorf("cpu line: counter %d %q is not a number", i, f[i])
+			}
+			v[i-1] = n
+		}
+		// user nice system idle iowait irq softirq steal guest guest_nice;
+		// guest time is already included in user.
+		busy := v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
+		idle := v[3] + v[4]
+		t.Busy = ticks(busy)
+		t.Total = ticks(busy + idle)
+		seen = true
+	}
+	if !seen {
+		return CPUTimes{}, errors.New(`no "cpu" summary line`)
+	}
+	return t, nil
+}
+
+func ticks(n uint64) time.Duration { return time.Duration(n) * time.Second / clockTicks }
+
+// ProcessCPU reads the cumulative user+system CPU time of process pid (all
+// its threads) from /proc/PID/stat under root.
+func ProcessCPU(root hostfs.Root, pid int) (CPUTimes, error) {
+	p := root.Proc(strconv.Itoa(pid), "stat")
+	b, err := hostfs.ReadAttr(p)
+	if err != nil {
+		return CPUTimes{}, err
+	}
+	busy, err := parsePIDStat(b)
+	if err != nil {
+		return CPUTimes{}, fmt.Errorf("loadgen: %s: %w", p, err)
+	}
+	return CPUTimes{Busy: busy, At: time.Now()}, nil
+}
+
+// parsePIDStat returns utime+stime from a /proc/PID/stat line. The command
+// name (field 2) is in parentheses and may itself hold spaces and ')', so
+// the fields are counted from the last ')'.
+func parsePIDStat(b []byte) (time.Duration, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("no ')' closing the command name")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state); utime is field 14, stime field 15.
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%d fields after the command name, expected at least 13", len(f))
+	}
+	u, err1 := strconv.ParseUint(f[11], 10, 64)
+	s, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("utime %q / stime %q are not numbers", f[11], f[12])
+	}
+	return ticks(u + s), nil
+}
+
+// Use returns the utilisation between an earlier reading a and a later
+// reading b. For a process, cpus is the host's CPU count (pass the host
+// reading's CPUs); for the host it is ignored.
+func Use(a, b CPUTimes, cpus int) CPUUse {
+	wall := b.At.Sub(a.At)
+	busy := b.Busy - a.Busy
+	if wall <= 0 || busy < 0 {
+		return CPUUse{}
+	}
+	u := CPUUse{Cores: busy.Seconds() / wall.Seconds()}
+	if total := b.Total - a.Total; total > 0 {
+		u.Percent = 100 * busy.Seconds() / total.Seconds()
+		if a.CPUs > 0 {
+			u.Cores = float64(a.CPUs) * busy.Seconds() / total.Seconds()
+		}
+	} else if cpus > 0 {
+		u.Percent = 100 * u.Cores / float64(cpus)
+	}
+	return u
+}
+
+// FindProcess returns the PIDs under root whose command name (comm) or
+// command line contains name, e.g. "java" for Tomcat's JVM, lowest first.
+func FindProcess(root hostfs.Root, name string) ([]int, error) {
+	dirs, err := filepath.Glob(root.Proc("[0-9]*"))
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(filepath.Base(d))
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		comm, _ := hostfs.ReadString(filepath.Join(d, "comm"))
+		cmd, _ := hostfs.ReadAttr(filepath.Join(d, "cmdline"))
+		if comm == name || strings.Contains(string(bytes.ReplaceAll(cmd, []byte{0}, []byte{' '})), name) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}

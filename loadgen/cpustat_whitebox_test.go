@@ -1,0 +1,102 @@
+package loadgen
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nettune/nettune/internal/hostfs"
+)
+
+func TestParseProcStat(t *testing.T) {
+	// This machine's /proc/stat, captured.
+	in := "cpu  36168 0 18524 98768 786 0 350 0 0 0\ncpu0 17492 0 8553 51040 93 0 118 0 0 0\ncpu1 18675 0 9971 47728 693 0 232 0 0 0\nintr 1 2 3\nctxt 5\n"
+	got, err := parseProcStat([]byte(in))
+	require.NoError(t, err)
+	assert.Equal(t, 2, got.CPUs)
+	assert.Equal(t, ticks(36168+18524+350), got.Busy)
+	assert.Equal(t, ticks(36168+18524+350+98768+786), got.Total)
+
+	_, err = parseProcStat([]byte("cpu0 1 2 3 4\n"))
+	require.ErrorContains(t, err, `no "cpu" summary line`)
+	_, err = parseProcStat([]byte("cpu 1 x 3 4\n"))
+	require.ErrorContains(t, err, `counter 2 "x" is not a number`)
+}
+
+func TestParsePIDStat(t *testing.T) {
+	in := "4677 (http-nio-8080-P) R 1 2 3 0 -1 4194304 99 0 0 0 7871 420 0 0 20 0 231 0 77546 3133440 412"
+	got, err := parsePIDStat([]byte(in))
+	require.NoError(t, err)
+	assert.Equal(t, ticks(7871+420), got)
+	// A command name with spaces and a parenthesis.
+	got, err = parsePIDStat([]byte("9 (a) b (c)) S 1 2 3 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0 1 1 1"))
+	require.NoError(t, err)
+	assert.Equal(t, ticks(11), got)
+	_, err = parsePIDStat([]byte("9 (x) S 1 2"))
+	require.ErrorContains(t, err, "expected at least 13")
+}
+
+func FuzzParseStat(f *testing.F) {
+	f.Add([]byte("cpu  36168 0 18524 98768 786 0 350 0 0 0\ncpu0 1 2 3 4\n"))
+	f.Add([]byte("4677 (java) R 1 2 3 0 -1 4194304 99 0 0 0 7871 420 0 0 20 0 231 0 77546"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if c, err := parseProcStat(b); err == nil && c.Busy > c.Total {
+			t.Fatalf("busy %v above total %v", c.Busy, c.Total)
+		}
+		parsePIDStat(b)
+	})
+}
+
+// TestCPUOfABusyChild measures a real child process spinning on the CPU.
+func TestCPUOfABusyChild(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("skipped: no /proc")
+	}
+	root := hostfs.Default()
+	cmd := exec.Command("sh", "-c", "while :; do :; done")
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+
+	h0, err := HostCPU(root)
+	require.NoError(t, err)
+	p0, err := ProcessCPU(root, cmd.Process.Pid)
+	require.NoError(t, err)
+	deadline := time.Now().Add(10 * time.Second)
+	var use CPUUse
+	for time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		p1, err := ProcessCPU(root, cmd.Process.Pid)
+		require.NoError(t, err)
+		if p1.Busy-p0.Busy >= 500*time.Millisecond {
+			use = Use(p0, p1, h0.CPUs)
+			break
+		}
+	}
+	h1, err := HostCPU(root)
+	require.NoError(t, err)
+	// A spinning shell uses at most one core and, given 0.5 s of CPU, a
+	// good part of one.
+	assert.Greater(t, use.Cores, 0.2)
+	assert.LessOrEqual(t, use.Cores, 1.1)
+	hu := Use(h0, h1, 0)
+	assert.Greater(t, hu.Percent, 100/float64(h0.CPUs)*0.2, "the host saw the busy child")
+	assert.LessOrEqual(t, hu.Percent, 100.0)
+
+	pids, err := FindProcess(root, "while :; do :; done")
+	require.NoError(t, err)
+	assert.Contains(t, pids, cmd.Process.Pid)
+
+	_, err = ProcessCPU(root, 1<<30)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	fixture, err := hostfs.New(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(fixture.Proc("stat")), 0o755))
+	require.NoError(t, os.WriteFile(fixture.Proc("stat"), []byte("intr 1\n"), 0o644))
+	_, err = HostCPU(fixture)
+	require.ErrorContains(t, err, fixture.Proc("stat"))
+}
