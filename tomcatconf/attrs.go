@@ -1,25 +1,17 @@
 package tomcatconf
 
 import (
-	"embed"
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-
-	"github.com/beevik/etree"
 )
 
 // DocVersion is the Tomcat release whose configuration reference
-// (webapps/docs/config/http.xml and executor.xml, copied into tomcatdoc/)
-// validates attribute names and values.
+// (webapps/docs/config/http.xml, executor.xml and valve.xml) the attribute
+// table in attrspecs_gen.go was derived from.
 const DocVersion = "11.0.10"
-
-//go:embed tomcatdoc/http-11.0.10.xml tomcatdoc/executor-11.0.10.xml tomcatdoc/valve-11.0.10.xml
-var docFS embed.FS
 
 // Kind is the type of an attribute value, as Tomcat's documentation gives it.
 type Kind int
@@ -54,176 +46,17 @@ const (
 	ElemAccessLogValve = "AccessLogValve"
 )
 
-var (
-	specsOnce sync.Once
-	specs     map[string]map[string]AttrSpec
-	specsErr  error
-)
-
 // Specs returns the documented attributes of elem (ElemConnector,
-// ElemExecutor or ElemAccessLogValve), read from Tomcat's documentation source embedded in the
-// package, by name.
+// ElemExecutor or ElemAccessLogValve), by name. The table is derived from
+// Tomcat's documentation source (webapps/docs/config/http.xml,
+// executor.xml and valve.xml of DocVersion) by TestGenerateAttrSpecs and
+// kept in attrspecs_gen.go; the returned map must not be modified.
 func Specs(elem string) (map[string]AttrSpec, error) {
-	specsOnce.Do(func() {
-		specs = map[string]map[string]AttrSpec{}
-		for elem, file := range map[string]string{
-			ElemConnector:      "tomcatdoc/http-" + DocVersion + ".xml",
-			ElemExecutor:       "tomcatdoc/executor-" + DocVersion + ".xml",
-			ElemAccessLogValve: "tomcatdoc/valve-" + DocVersion + ".xml",
-		} {
-			data, err := docFS.ReadFile(file)
-			if err != nil {
-				specsErr = err
-				return
-			}
-			m, err := parseAttrDoc(data, elem)
-			if err != nil {
-				specsErr = fmt.Errorf("tomcatconf: %s: %w", file, err)
-				return
-			}
-			specs[elem] = m
-		}
-	})
-	if specsErr != nil {
-		return nil, specsErr
-	}
-	m, ok := specs[elem]
+	m, ok := attrSpecs[elem]
 	if !ok {
 		return nil, fmt.Errorf("tomcatconf: no attribute documentation for <%s>", elem)
 	}
 	return m, nil
-}
-
-var (
-	reDefaultNum  = regexp.MustCompile(`(?i)(?:default(?: value)?(?: is| of)?|is set to|defaults to)\s+(?:is\s+)?(-?\d+|Integer\.MAX_VALUE)\b`)
-	reDefaultBool = regexp.MustCompile(`(?i)(?:default(?: value)?(?: is| of)?|is set to|defaults to)\s+(true|false)\b`)
-	reMinusOne    = regexp.MustCompile(`(^|[^\d\w])-1([^\d]|$)`)
-	reNegative    = regexp.MustCompile(`(?i)\b(value is negative|negative value|less than zero)`)
-	reSpaces      = regexp.MustCompile(`\s+`)
-)
-
-// parseAttrDoc reads <attribute name="..."> entries from a Tomcat
-// configuration reference page. For a Connector, the attributes of the
-// nested SSLHostConfig and Certificate elements are left out.
-func parseAttrDoc(data []byte, elem string) (map[string]AttrSpec, error) {
-	doc := etree.NewDocument()
-	doc.ReadSettings.Entity = map[string]string{"project": ""}
-	if err := doc.ReadFromBytes(data); err != nil {
-		return nil, err
-	}
-	out := map[string]AttrSpec{}
-	for _, sub := range doc.FindElements("//subsection") {
-		section := sub.SelectAttrValue("name", "")
-		parent := sub.Parent()
-		inAttributes := parent != nil && parent.SelectAttrValue("name", "") == "Attributes"
-		switch elem {
-		case ElemConnector:
-			if !inAttributes && section != "SSL Support - Connector - NIO and NIO2" {
-				continue
-			}
-		case ElemExecutor:
-			if !inAttributes || section == "Virtual Thread Implementation" {
-				continue
-			}
-		case ElemAccessLogValve:
-			if section != "Attributes" || parent == nil || parent.SelectAttrValue("name", "") != "Access Log Valve" {
-				continue
-			}
-		}
-		for _, a := range sub.FindElements("./attributes/attribute") {
-			name := a.SelectAttrValue("name", "")
-			if name == "" {
-				continue
-			}
-			if _, dup := out[name]; dup {
-				continue
-			}
-			out[name] = classify(name, section, reSpaces.ReplaceAllString(textOf(a), " "))
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no <attribute> entries found")
-	}
-	if elem == ElemAccessLogValve {
-		// AbstractAccessLogValve.setEnabled exists in every Tomcat since 6
-		// but the reference page does not list it.
-		out["enabled"] = AttrSpec{Name: "enabled", Section: "AbstractAccessLogValve", Kind: KindBool, Default: "true"}
-	}
-	return out, nil
-}
-
-// mentionsMinusOne reports whether a sentence of text gives -1 as a value
-// to set, not as what JMX reports ("it will be reported ... as -1").
-func mentionsMinusOne(text string) bool {
-	for _, sentence := range strings.Split(text, ". ") {
-		if reMinusOne.MatchString(sentence) && !strings.Contains(sentence, "reported") {
-			return true
-		}
-	}
-	return false
-}
-
-func textOf(e *etree.Element) string {
-	var b strings.Builder
-	var walk func(e *etree.Element)
-	walk = func(e *etree.Element) {
-		for _, t := range e.Child {
-			switch t := t.(type) {
-			case *etree.CharData:
-				b.WriteString(t.Data)
-			case *etree.Element:
-				walk(t)
-			}
-		}
-	}
-	walk(e)
-	return strings.TrimSpace(b.String())
-}
-
-// classify derives an attribute's kind, default and lower bound from its
-// documentation: an explicit "(int)"-style prefix, or else a numeric or
-// boolean documented default. -1 is allowed where the text mentions it
-// (maxConnections, maxKeepAliveRequests, connectionTimeout), any negative
-// value where it says so, otherwise numbers start at 0.
-func classify(name, section, text string) AttrSpec {
-	s := AttrSpec{Name: name, Section: section, Kind: KindString}
-	lower := strings.ToLower(text)
-	switch {
-	case strings.HasPrefix(lower, "(int)"):
-		s.Kind = KindInt
-	case strings.HasPrefix(lower, "(long)"):
-		s.Kind = KindLong
-	case strings.HasPrefix(lower, "(bool)"), strings.HasPrefix(lower, "(boolean)"):
-		s.Kind = KindBool
-	case strings.HasPrefix(lower, "(string)"):
-		s.Kind = KindString
-	}
-	if m := reDefaultNum.FindStringSubmatch(text); m != nil {
-		s.Default = m[1]
-		if s.Kind == KindString && !strings.HasPrefix(lower, "(string)") {
-			s.Kind = KindInt
-		}
-	} else if m := reDefaultBool.FindStringSubmatch(text); m != nil {
-		s.Default = strings.ToLower(m[1])
-		if s.Kind == KindString && !strings.HasPrefix(lower, "(string)") {
-			s.Kind = KindBool
-		}
-	}
-	switch {
-	case reNegative.MatchString(text):
-		s.Min = math.MinInt32
-	case mentionsMinusOne(text):
-		s.Min = -1
-	}
-	if s.Kind == KindLong && s.Min == math.MinInt32 {
-		s.Min = math.MinInt64
-	}
-	// A pool needs at least one thread: java.util.concurrent.ThreadPoolExecutor
-	// rejects a maximum pool size of 0.
-	if name == "maxThreads" {
-		s.Min = 1
-	}
-	return s
 }
 
 // Validate checks value for the attribute name of elem (ElemConnector,

@@ -30,8 +30,9 @@
 // maxThreads, minSpareThreads and threadPriority: SetConnector refuses them
 // (ErrExecutorThreads) or, with SetOptions.ToExecutor, sets them on the
 // Executor. Names and values are checked against Tomcat 11.0.10's
-// configuration reference, embedded from tomcatdoc/ (http.xml,
-// executor.xml, valve.xml): unknown names fail with the closest documented
+// configuration reference (http.xml, executor.xml, valve.xml), from which
+// the attribute table in attrspecs_gen.go is derived by a test that also
+// fails when the table is stale: unknown names fail with the closest documented
 // one suggested, integers must fit a Java int (or long) and be >= 0, or -1
 // where the documentation allows it, booleans are true or false, and a
 // ${property} placeholder is never overwritten silently (ErrPlaceholder).
