@@ -159,7 +159,6 @@ func classify(name, section, text string) AttrSpec {
 	return s
 }
 
-
 func TestGenerateAttrSpecs(t *testing.T) {
 	derived := map[string]map[string]AttrSpec{}
 	for elem, file := range map[string]string{
@@ -218,4 +217,3 @@ func TestGenerateAttrSpecs(t *testing.T) {
 func kindIdent(k Kind) string {
 	return [...]string{"KindString", "KindInt", "KindLong", "KindBool"}[k]
 }
-
