@@ -86,8 +86,7 @@ func MustParse(s string) Set {
 // ParseNamed is Parse with the source of the text (a file path, a flag name)
 // carried into the error message.
 func ParseNamed(s, source string) (Set, error) {
-	text := strings.TrimRight(s, "\x00")
-	text = strings.TrimSpace(text)
+	text := trimValue(s)
 	if text == "" {
 		return Set{}, nil
 	}
@@ -141,6 +140,12 @@ func ParseNamed(s, source string) (Set, error) {
 		}
 	}
 	return Set{words: trim(w)}, nil
+}
+
+// trimValue removes what surrounds a value read from sysfs: white space,
+// a trailing newline and trailing NUL bytes, in any order.
+func trimValue(s string) string {
+	return strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s), "\x00"))
 }
 
 func parseID(s string) (int, error) {

@@ -15,7 +15,7 @@ func ParseMask(s string) (Set, error) { return ParseMaskNamed(s, "") }
 
 // ParseMaskNamed is ParseMask with the source carried into errors.
 func ParseMaskNamed(s, source string) (Set, error) {
-	text := strings.TrimSpace(strings.TrimRight(s, "\x00"))
+	text := trimValue(s)
 	if text == "" {
 		return Set{}, nil
 	}
