@@ -207,7 +207,7 @@ func (in *Instance) Start(ctx context.Context, opts *StartOptions) (StartResult,
 	if _, err := in.runner().Run(ctx, cmd); err != nil {
 		return res, in.startError(fmt.Errorf("catalina.sh start: %w", err))
 	}
-	pid, err := in.PID()
+	pid, err := in.startedPID(ctx)
 	if err != nil {
 		return res, in.startError(err)
 	}
@@ -303,6 +303,52 @@ func (in *Instance) waitReady(ctx context.Context, pid int, url string, timeout 
 		case <-tick.C:
 		}
 	}
+}
+
+// startedPID waits, at most 15 s, for the process catalina.sh start wrote
+// to CATALINA_PID to become this instance's JVM: catalina.sh records the PID
+// of a background shell that only then execs java, so on a loaded machine
+// the first look can still see the shell. A process that is gone ends the
+// wait at once.
+func (in *Instance) startedPID(ctx context.Context) (int, error) {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		pid, err := in.PID()
+		if err == nil {
+			return pid, nil
+		}
+		if p, perr := in.pidFromFile(); perr != nil || !in.exists(p) || time.Now().After(deadline) {
+			return 0, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// pidFromFile reads CATALINA_PID without checking the process.
+func (in *Instance) pidFromFile() (int, error) {
+	data, err := os.ReadFile(in.pidFile())
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(data)))
+}
+
+// exists reports whether a process pid exists and is not a zombie.
+func (in *Instance) exists(pid int) bool {
+	host, err := hostRoot(in.Root)
+	if err != nil {
+		return false
+	}
+	stat, err := os.ReadFile(host.Proc(strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] != 'Z' && stat[i+2] != 'X'
 }
 
 // PID returns the PID in CATALINA_PID if that process is this instance's
