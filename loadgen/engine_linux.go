@@ -679,7 +679,13 @@ func (l *loop) flushInterval(now int64, final bool) {
 		l.emitInterval(l.nextIv)
 	}
 	if final && l.ivStart < r.endNs && (now > l.ivStart || l.st.ivRequests > 0 || l.st.ivErrors > 0) {
-		l.emitInterval(max(now, l.ivStart+1))
+		end := max(now, l.ivStart+1)
+		if r.pacer != nil && r.endNs != math.MaxInt64 && !r.stop.Load() {
+			// An open-model run with a duration was active until its
+			// scheduled end, even if the last response came earlier.
+			end = r.endNs
+		}
+		l.emitInterval(end)
 	}
 }
 
