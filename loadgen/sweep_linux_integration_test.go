@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -135,6 +136,20 @@ func TestIntegrationIntervalHlog(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, rec.Err())
 	assert.Contains(t, buf.String(), "#[Histogram log format version 1.3]")
+	// HdrHistogram's own Go log reader reads it, tags and all.
+	hr := hdrhistogram.NewHistogramLogReader(bytes.NewReader(buf.Bytes()))
+	counts := map[string]int64{}
+	for {
+		h, err := hr.NextIntervalHistogram()
+		require.NoError(t, err)
+		if h == nil {
+			break
+		}
+		counts[h.Tag()] += h.TotalCount()
+	}
+	assert.Equal(t, map[string]int64{
+		loadgen.TagCorrected: int64(res.Requests), loadgen.TagUncorrected: int64(res.Requests), loadgen.TagLag: int64(res.Sent),
+	}, counts)
 	log, err := loadgen.ReadHlog(&buf)
 	require.NoError(t, err)
 	assert.WithinDuration(t, res.Start, log.StartTime, time.Millisecond)
