@@ -254,19 +254,5 @@ func WriteRunPlot(path, title string, r *Result) error {
 // with its change against the first and the previous, at path with
 // "-throughput" before the extension. It returns the files written.
 func WriteSweepPlots(path, title string, s *SweepResult) ([]string, error) {
-	var p, t bytes.Buffer
-	if err := PlotPercentiles(&p, title+": latency by percentile", s.Series()); err != nil {
-		return nil, err
-	}
-	if err := PlotThroughput(&t, title+": throughput", s.Comparison()); err != nil {
-		return nil, err
-	}
-	bars := strings.TrimSuffix(path, ".svg") + "-throughput.svg"
-	if err := os.WriteFile(path, p.Bytes(), 0o644); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(bars, t.Bytes(), 0o644); err != nil {
-		return nil, err
-	}
-	return []string{path, bars}, nil
+	return WriteComparePlots(path, title, s.Comparison(), s.Series())
 }

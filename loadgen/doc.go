@@ -38,7 +38,7 @@
 // [Compare] puts variations or tuning steps side by side against a
 // baseline (%ETR, change against the baseline and the previous step,
 // latency, CPU, ITR) as text or JSON; [FiguresOf] turns a [Result] into
-// Figures.
+// Figures, and [ReadResultJSON] reads back a run saved with [WriteJSON].
 //
 // [HlogRecorder], used as [Config.OnInterval], writes an HdrHistogram
 // interval log (.hlog, format 1.3) with one interval per second tagged

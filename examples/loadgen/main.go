@@ -9,6 +9,7 @@
 //	loadgen sweep -c 20,40,60,80 -d30 --process java URL  # a load sweep, as seed 004
 //	loadgen -R30k -d60 -shard 1/3 -start-at 2026-12-02T18:00:00Z -hlog s1.hlog URL
 //	loadgen merge -o all.hlog s0.hlog s1.hlog s2.hlog  # one load from several machines
+//	loadgen compare base=base.json iommu=step1.json   # uplift against a baseline (--json results)
 //	loadgen                                            # demo against a built-in HelloWorld page
 package main
 
@@ -31,6 +32,7 @@ const usage = `usage: loadgen [-c N] [-t N] [-d T] [-R rate] [-H "Name: value"] 
                [-hlog FILE] [-plot FILE.svg] [-shard i/n] [-start-at RFC3339|unix] [URL]
        loadgen sweep (-c 8,16,32,64 | -R 1k,2k,4k [-c N]) [-t N] [-d T] [--warmup T] [--pid N | --process NAME] [--json] [-plot FILE.svg] URL
        loadgen merge [-o merged.hlog] [--tag corrected] a.hlog b.hlog ...
+       loadgen compare [--cpu P,P,...] [--json] [-plot FILE.svg] [NAME=]base.json [NAME=]step.json ...
        loadgen ab [-k] [-n N] [-c N] [-t secs] [-s secs] [-H "Name: value"] [-i] [-p file -T type] [--json] URL
 Without a URL, loadgen serves Tomcat's HelloWorldExample page on 127.0.0.1 and runs a short demo.`
 
@@ -61,6 +63,8 @@ func run(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) 
 			return runSweep(ctx, args[1:], stdout, stderr)
 		case "merge":
 			return runMerge(args[1:], stdout)
+		case "compare":
+			return runCompare(args[1:], stdout, stderr)
 		}
 	}
 	return runWrk(ctx, args, stdout, stderr)
@@ -222,6 +226,34 @@ func runMerge(args []string, stdout io.Writer) error {
 		return err
 	}
 	_, err = io.WriteString(stdout, m.Summary(a.Files, a.Tag))
+	return err
+}
+
+func runCompare(args []string, stdout io.Writer, stderr *os.File) error {
+	a, err := loadgen.ParseCompareArgs(args)
+	if err != nil || a.Help {
+		return errors.Join(err, helpErr(a.Help))
+	}
+	c, series, err := loadgen.CompareFiles(a)
+	if err != nil {
+		return err
+	}
+	if a.Plot != "" {
+		files, err := loadgen.WriteComparePlots(a.Plot, "loadgen compare", c, series)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "plots: %s\n", strings.Join(files, ", "))
+	}
+	if a.JSON {
+		b, err := c.JSON()
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return err
+	}
+	_, err = io.WriteString(stdout, c.Text())
 	return err
 }
 

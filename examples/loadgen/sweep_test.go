@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/xml"
 	"io"
 	"os"
@@ -106,3 +107,38 @@ func TestShardHlogMergeCommands(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestCompareCommand runs a baseline and a step with --json, as a tuning
+// study would, then compares them with their uplift and plots.
+func TestCompareCommand(t *testing.T) {
+	url := helloURL(t)
+	dir := t.TempDir()
+	var files []string
+	for i, args := range [][]string{{"-R500", "-c4"}, {"-R1000", "-c8"}} {
+		var out bytes.Buffer
+		require.NoError(t, run(context.Background(), append(args, "-t1", "-d1", "--json", url), &out, devNull(t)))
+		name := filepath.Join(dir, "step"+strconv.Itoa(i)+".json")
+		require.NoError(t, os.WriteFile(name, out.Bytes(), 0o644))
+		files = append(files, name)
+	}
+	plot := filepath.Join(dir, "cmp.svg")
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"compare", "--cpu", "20,40", "-plot", plot, "baseline=" + files[0], files[1]}, &out, devNull(t)))
+	s := out.String()
+	assert.Contains(t, s, "\nbaseline ")
+	assert.Contains(t, s, "\nstep1 ")
+	assert.Contains(t, s, "ITR")
+	assert.Regexp(t, `\nstep1 +(99\d|100\d)\.\d\d +(199|200)\.\d +\+(99|100)\.\d\d% +\+(99|100)\.\d\d%`, s, "1000 req/s against 500: +100%")
+	assert.Equal(t, 2, svgClasses(t, plot)["series"])
+	assert.Equal(t, 2, svgClasses(t, filepath.Join(dir, "cmp-throughput.svg"))["bar"])
+
+	out.Reset()
+	require.NoError(t, run(context.Background(), []string{"compare", "--json", files[0], files[1]}, &out, devNull(t)))
+	var c loadgen.Comparison
+	require.NoError(t, json.Unmarshal(out.Bytes(), &c))
+	require.Len(t, c.Rows, 2)
+	assert.Equal(t, "step0", c.Rows[0].Name, "named after the file")
+	assert.InDelta(t, 100, c.Rows[1].VsBaseline, 2)
+	err := run(context.Background(), []string{"compare", "--cpu", "20", files[0], files[1]}, &out, devNull(t))
+	assert.ErrorContains(t, err, "--cpu has 1 values for 2 runs")
+}
