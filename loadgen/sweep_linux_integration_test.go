@@ -291,13 +291,19 @@ func TestIntegrationShardsThreeProcesses(t *testing.T) {
 	assert.Equal(t, want, single.Histograms.Latency.TotalCount(), "one process at R")
 	assert.Equal(t, want, merged.Total.TotalCount(), "three shards at R/3, merged: the same count exactly")
 	assert.InEpsilon(t, rate, merged.Throughput, 0.02)
-	// Tolerance: loopback latencies are ~0.1-1 ms and the shards share two
-	// CPUs with the server, so percentiles agree within 50% or 3 ms.
+	// Tolerance: loopback latencies are ~0.1-1 ms, the runs are seconds
+	// apart on a host shared with other tests, and the shards share two
+	// CPUs with the server: p50 agrees within 50% or 3 ms, p90 within 100%
+	// or 5 ms (under the race detector, whose processes are several times
+	// slower: 100% or 10 ms).
 	for _, q := range []float64{50, 90} {
 		a, b := float64(single.Histograms.Latency.ValueAtQuantile(q)), float64(merged.Total.ValueAtQuantile(q))
 		t.Logf("p%g: single %gµs, three shards merged %gµs", q, a, b)
 		tol := max(3000, 0.5*a)
-		if raceEnabled { // instrumented processes are several times slower
+		if q == 90 {
+			tol = max(5000, a)
+		}
+		if raceEnabled {
 			tol = max(10000, a)
 		}
 		assert.InDelta(t, a, b, tol, "p%g: single %gµs, merged %gµs", q, a, b)
