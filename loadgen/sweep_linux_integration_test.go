@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -341,4 +342,66 @@ func TestFiguresOf(t *testing.T) {
 	assert.InDelta(t, float64(2650*time.Microsecond), float64(f.Mean), float64(5*time.Microsecond))
 	r.Pacer, r.OfferedRate = "constant 50/s", 50
 	assert.Equal(t, 50.0, loadgen.FiguresOf("x", r).Load)
+}
+
+// thrashServer answers after service·max(1, (n/workers)²), n being the
+// requests in flight when one arrives: past workers, contention costs more
+// than it serves, so a closed loop of c > workers connections gets
+// workers²/(c·service) — throughput falls as load rises (over-drive).
+func thrashServer(t *testing.T, workers int, service time.Duration) string {
+	t.Helper()
+	var mu sync.Mutex
+	inflight := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inflight++
+		n := inflight
+		mu.Unlock()
+		f := max(1, float64(n)/float64(workers))
+		time.Sleep(time.Duration(float64(service) * f * f))
+		mu.Lock()
+		inflight--
+		mu.Unlock()
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/"
+}
+
+func TestIntegrationSweepOverdrive(t *testing.T) {
+	const workers, service = 4, 20 * time.Millisecond
+	url := thrashServer(t, workers, service)
+	var problems []string
+	for attempt := 1; attempt <= 3; attempt++ {
+		res, err := loadgen.Sweep(context.Background(), loadgen.SweepConfig{
+			Base:        loadgen.Config{URL: url, Threads: 2},
+			Connections: []int{2, 4, 8, 16},
+			Warmup:      300 * time.Millisecond, Duration: 1500 * time.Millisecond,
+			Knee: &loadgen.KneeOptions{MinGain: 25, MinLatencyRise: 50, Noise: 10},
+		})
+		require.NoError(t, err)
+		t.Logf("attempt %d:\n%s", attempt, res.Text())
+		problems = nil
+		// Theory: 100, 200, 100, 50 requests/s.
+		for _, l := range res.Levels {
+			c := l.Load
+			want := c / service.Seconds()
+			if c > workers {
+				want = workers * workers / (c * service.Seconds())
+			}
+			if l.Throughput > want*1.1 || l.Throughput < want*0.6 {
+				problems = append(problems, fmt.Sprintf("%s: %.1f req/s, theory %.0f", l.Name, l.Throughput, want))
+			}
+		}
+		if res.Analysis.Best != 1 || res.Analysis.Knee != 1 || res.Analysis.Overdriven != 2 {
+			problems = append(problems, fmt.Sprintf("best %d, knee %d, over-driven %d; theory 1, 1, 2", res.Analysis.Best, res.Analysis.Knee, res.Analysis.Overdriven))
+		} else if !strings.Contains(res.Text(), "c=8 over-drives the system") {
+			problems = append(problems, "the findings do not name c=8 as over-driving")
+		}
+		if len(problems) == 0 {
+			return
+		}
+		t.Logf("attempt %d does not match theory: %s", attempt, strings.Join(problems, "; "))
+	}
+	t.Errorf("no sweep matched theory: %s", strings.Join(problems, "; "))
 }
