@@ -99,6 +99,9 @@ func Sweep(ctx context.Context, sc SweepConfig) (*SweepResult, error) {
 	if (len(sc.Connections) == 0) == (len(sc.Rates) == 0) {
 		return nil, errors.New("loadgen: sweep: give either connection levels or rate levels")
 	}
+	if !sc.Base.StartAt.IsZero() {
+		return nil, errors.New("loadgen: sweep: Base.StartAt is for one run; a sweep runs its levels one after the other")
+	}
 	if _, err := HostCPU(sc.Root); err != nil {
 		return nil, fmt.Errorf("loadgen: sweep: %w", err)
 	}

@@ -118,6 +118,8 @@ func kneeProblems(res *loadgen.SweepResult, workers int, service time.Duration) 
 func TestSweepErrors(t *testing.T) {
 	_, err := loadgen.Sweep(context.Background(), loadgen.SweepConfig{Base: loadgen.Config{URL: "http://127.0.0.1:1/"}})
 	assert.ErrorContains(t, err, "either connection levels or rate levels")
+	_, err = loadgen.Sweep(context.Background(), loadgen.SweepConfig{Base: loadgen.Config{URL: "http://127.0.0.1:1/", StartAt: time.Now().Add(time.Hour)}, Connections: []int{1}})
+	assert.ErrorContains(t, err, "StartAt is for one run")
 	_, err = loadgen.Sweep(context.Background(), loadgen.SweepConfig{Base: loadgen.Config{URL: "http://127.0.0.1:1/"}, Connections: []int{1}, PID: 1 << 30})
 	assert.ErrorContains(t, err, "process 1073741824")
 }
