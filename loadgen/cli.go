@@ -23,6 +23,11 @@ type WrkArgs struct {
 	Report WrkOptions
 	JSON   bool // --json: print the result as JSON instead of the text report
 	Help   bool // -h/--help
+	// Hlog is the file to write the interval log to (--hlog FILE): one
+	// interval per second, tagged corrected, uncorrected and lag.
+	Hlog string
+	// Plot is the SVG file to draw the latency percentiles in (--plot).
+	Plot string
 }
 
 // ABArgs is an ApacheBench command line, parsed.
@@ -87,6 +92,10 @@ func getopt(args []string, specs []optSpec) ([]opt, []string, error) {
 				return nil, nil, fmt.Errorf("%w: option --%s takes no value", ErrUsage, n)
 			}
 			opts = append(opts, opt{name(s), v})
+		case strings.HasPrefix(a, "-") && len(a) > 2 && isLong(a[1:], specs):
+			// Go-style single-dash long option: -hlog FILE, -shard=1/3.
+			args = append(append(append([]string{}, args[:i]...), "-"+a), args[i+1:]...)
+			i--
 		case strings.HasPrefix(a, "-") && len(a) > 1:
 			for j := 1; j < len(a); j++ {
 				s, ok := find(a[j:j+1], "")
@@ -113,6 +122,18 @@ func getopt(args []string, specs []optSpec) ([]opt, []string, error) {
 		}
 	}
 	return opts, operands, nil
+}
+
+// isLong reports whether a (without its dash, before any '=') is the name
+// of a long option of more than one letter.
+func isLong(a string, specs []optSpec) bool {
+	n, _, _ := strings.Cut(a, "=")
+	for _, s := range specs {
+		if len(s.long) > 1 && s.long == n {
+			return true
+		}
+	}
+	return false
 }
 
 // ParseMetric parses a count with wrk's SI suffixes: "1280", "500k",
@@ -154,14 +175,16 @@ var wrkSpecs = []optSpec{
 	{"U", "u_latency", false}, {"T", "timeout", true}, {"R", "rate", true},
 	{"B", "batch_latency", false}, {"h", "help", false}, {"v", "version", false},
 	{"m", "method", true}, {"", "body", true}, {"", "warmup", true}, {"", "json", false},
-	{"", "slack", true},
+	{"", "slack", true}, {"", "hlog", true}, {"", "plot", true}, {"", "shard", true},
+	{"", "start-at", true},
 }
 
 // ParseWrkArgs parses a wrk/wrk2 command line (without the program name),
 // e.g. the seeds' "-c1280 -t128 -R500000 -d60 URL". Without -R the run is
 // a closed loop as fast as the server allows, as wrk's. -U implies -L, as
-// in wrk2. Extensions: -m/--method, --body, --warmup, --slack, --json. The URL may
-// be empty (the caller decides what to run then).
+// in wrk2. Extensions: -m/--method, --body, --warmup, --slack, --json,
+// --hlog FILE, --plot FILE.svg, --shard i/n, --start-at TIME (long options
+// may also be written with one dash, -hlog FILE). The URL may be empty (the caller decides what to run then).
 func ParseWrkArgs(args []string) (WrkArgs, error) {
 	var w WrkArgs
 	w.Config = Config{Connections: DefaultConnections, Threads: DefaultThreads, Duration: DefaultDuration, Timeout: DefaultTimeout}
@@ -206,6 +229,14 @@ func ParseWrkArgs(args []string) (WrkArgs, error) {
 			w.Config.Body = []byte(o.value)
 		case "json":
 			w.JSON = true
+		case "hlog":
+			w.Hlog = o.value
+		case "plot":
+			w.Plot = o.value
+		case "shard":
+			w.Config.Shard, w.Config.Shards, err = ParseShard(o.value, os.Getenv)
+		case "start-at":
+			w.Config.StartAt, err = ParseStartAt(o.value)
 		case "s":
 			return w, ErrLuaScript
 		case "B":
@@ -219,6 +250,9 @@ func ParseWrkArgs(args []string) (WrkArgs, error) {
 	}
 	if w.Config.Connections <= 0 || w.Config.Threads <= 0 || w.Config.Duration <= 0 {
 		return w, fmt.Errorf("%w: connections, threads and duration must be > 0", ErrUsage)
+	}
+	if w.Config.Shards > 1 && w.Config.Rate == 0 {
+		return w, fmt.Errorf("%w: --shard splits a rate: give -R, the total rate of all shards", ErrUsage)
 	}
 	if w.Config.Connections < w.Config.Threads {
 		return w, fmt.Errorf("%w: number of connections must be >= threads", ErrUsage)
@@ -333,4 +367,36 @@ func ParseABArgs(args []string) (ABArgs, error) {
 	}
 	a.Config = c
 	return a, nil
+}
+
+// ParseShard parses a shard setting "i/n" (shard i, 0-based, of n). A bare
+// "n" takes i from the JOB_COMPLETION_INDEX environment variable, which a
+// Kubernetes Indexed Job sets in each pod; getenv is os.Getenv in a program.
+func ParseShard(s string, getenv func(string) string) (shard, shards int, err error) {
+	is, ns, ok := strings.Cut(s, "/")
+	if !ok {
+		is, ns = getenv("JOB_COMPLETION_INDEX"), s
+		if is == "" {
+			return 0, 0, fmt.Errorf("%w: shard %q: want i/n, or n with JOB_COMPLETION_INDEX set", ErrUsage, s)
+		}
+	}
+	i, err1 := strconv.Atoi(strings.TrimSpace(is))
+	n, err2 := strconv.Atoi(strings.TrimSpace(ns))
+	if err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("%w: shard %q (index %q): want i/n with 0 <= i < n, e.g. 0/3", ErrUsage, s, is)
+	}
+	return i, n, nil
+}
+
+// ParseStartAt parses a shared start time: RFC 3339 ("2026-12-02T17:30:00Z",
+// fractions allowed) or Unix seconds ("1796232600", "1796232600.5").
+func ParseStartAt(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if v, err := strconv.ParseFloat(s, 64); err == nil && v > 0 && v < 1<<33 {
+		sec := int64(v)
+		return time.Unix(sec, int64((v-float64(sec))*1e9)), nil
+	}
+	return time.Time{}, fmt.Errorf("%w: start time %q: want RFC 3339 (2026-12-02T17:30:00Z) or Unix seconds", ErrUsage, s)
 }

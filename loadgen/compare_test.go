@@ -90,6 +90,7 @@ func TestAnalyzeSweepShapes(t *testing.T) {
 		{"flat then fall", lv(100, 200, 202, 150), 2, 1, 3},
 		{"noise is not a fall", lv(100, 200, 199.5), 1, 1, -1},
 		{"single", lv(5), 0, -1, -1},
+		{"a disturbed level is a dip", lv(100, 200, 190, 300, 302), 4, 3, -1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

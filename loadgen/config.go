@@ -55,6 +55,22 @@ type Config struct {
 	// Pacer, when not nil, sets the open-model schedule (a ramp, steps)
 	// instead of Rate.
 	Pacer Pacer
+	// Shard and Shards split one open-model load over Shards generators
+	// (processes or machines) started together (see StartAt): this run is
+	// shard Shard (0-based) and sends requests Shard, Shard+Shards,
+	// Shard+2·Shards, … of the schedule Rate or Pacer describes, so at a
+	// rate R it sends R/Shards per second with send times offset by
+	// Shard/R, and the union of all shards is one evenly spaced schedule
+	// at R. Shards 0 or 1 means no sharding; sharding needs an open model.
+	Shard, Shards int
+	// StartAt, when not zero, is the wall-clock time at which the run (its
+	// warm-up, then the measured part) begins: Run connects first, then
+	// waits for it, so that shards on several machines start together
+	// (their clocks synchronised, e.g. by NTP). A StartAt that has passed
+	// once the connections are open is an error: a late shard would not
+	// fit the shared schedule.
+	StartAt time.Time
+
 	// Slack lets an open-model event loop sleep up to this long past a
 	// request's intended time so that sends due close together leave in
 	// one wake-up: fewer wake-ups (less CPU per request at high rates) for
@@ -245,6 +261,21 @@ func (c Config) normalize(gomaxprocs int) (Config, error) {
 		if c.Requests > 0 {
 			return c, fmt.Errorf("loadgen: a request count (%d) with a rate: an open-model run is bounded by its duration", c.Requests)
 		}
+	}
+	if c.Shards > 1 || c.Shard != 0 {
+		if c.Pacer == nil {
+			return c, fmt.Errorf("loadgen: shard %d/%d: sharding needs an open model: set a rate", c.Shard, c.Shards)
+		}
+		if c.Shard < 0 || c.Shard >= c.Shards {
+			return c, fmt.Errorf("loadgen: shard %d/%d: want shard i of n with 0 <= i < n", c.Shard, c.Shards)
+		}
+		c.Pacer = Shard(c.Pacer, c.Shard, c.Shards)
+	}
+	if c.Shards < 0 {
+		return c, fmt.Errorf("loadgen: shards %d: want >= 0", c.Shards)
+	}
+	if !c.StartAt.IsZero() && time.Until(c.StartAt) < 0 {
+		return c, fmt.Errorf("loadgen: start time %s passed %s ago: give a later one", c.StartAt.UTC().Format(time.RFC3339Nano), (-time.Until(c.StartAt)).Round(time.Millisecond))
 	}
 	if c.Requests < 0 {
 		return c, fmt.Errorf("loadgen: requests %d: want >= 0", c.Requests)

@@ -146,9 +146,12 @@ func Use(a, b CPUTimes, cpus int) CPUUse {
 	}
 	u := CPUUse{Cores: busy.Seconds() / wall.Seconds()}
 	if total := b.Total - a.Total; total > 0 {
-		u.Percent = 100 * busy.Seconds() / total.Seconds()
+		// The ratio of the integer durations, so busy == total is exactly
+		// 100%.
+		share := float64(busy) / float64(total)
+		u.Percent = 100 * share
 		if a.CPUs > 0 {
-			u.Cores = float64(a.CPUs) * busy.Seconds() / total.Seconds()
+			u.Cores = float64(a.CPUs) * share
 		}
 	} else if cpus > 0 {
 		u.Percent = 100 * u.Cores / float64(cpus)

@@ -25,6 +25,34 @@
 // histograms for live progress or interval logs. [ParseWrkArgs] and
 // [ParseABArgs] accept wrk2's and ab's command lines verbatim.
 //
+// # Sweeps, comparisons, interval logs, shards, plots
+//
+// [Sweep] runs one workload at increasing load levels (connections, or
+// rates), each with its warm-up and duration, as seed 004 runs 20 to 80
+// users; while a level runs it samples the host's CPU (/proc/stat) and the
+// server process's (/proc/PID/stat, e.g. Tomcat's JVM, [FindProcess]) every
+// 50 ms, and reports per level the [Figures] (throughput, latency
+// percentiles, errors, CPU and ITR = throughput per unit of CPU) and an
+// [AnalyzeSweep] verdict: the best level, the knee (throughput stops
+// growing while latency climbs) and over-drive (throughput falls).
+// [Compare] puts variations or tuning steps side by side against a
+// baseline (%ETR, change against the baseline and the previous step,
+// latency, CPU, ITR) as text or JSON; [FiguresOf] turns a [Result] into
+// Figures, and [ReadResultJSON] reads back a run saved with [WriteJSON].
+//
+// [HlogRecorder], used as [Config.OnInterval], writes an HdrHistogram
+// interval log (.hlog, format 1.3) with one interval per second tagged
+// corrected, uncorrected and lag, which HdrHistogram's own tools read;
+// [ReadHlog] reads it back and [MergeHlogs] unions the logs of several
+// generators losslessly, computing throughput from each one's active window.
+// [Config.Shard], [Config.Shards] and [Config.StartAt] split one open-model
+// load over n generators on n machines: shard i sends requests i, i+n, …
+// of the schedule ([ShardPacer]: rate R/n, send times offset by i/R) from a
+// shared start, so the union is one evenly spaced load at R.
+// [PlotPercentiles] and [PlotThroughput] draw SVG charts (latency by
+// percentile on HdrHistogram's 1/(1−p) axis, several runs overlaid;
+// throughput bars with uplift labels).
+//
 // # Engine
 //
 // The HTTP client is the package's own. [Config.Threads] event loops, each
@@ -43,8 +71,11 @@
 //
 // socket(2), connect(2), read(2), write(2) on TCP sockets to the target;
 // epoll_create1(2), epoll_ctl(2), epoll_pwait(2); timerfd_create(2),
-// timerfd_settime(2); getrlimit(2)/setrlimit(2) on RLIMIT_NOFILE. No files
-// under /sys, /proc or /etc are read or written.
+// timerfd_settime(2); getrlimit(2)/setrlimit(2) on RLIMIT_NOFILE. Sweeps
+// read /proc/stat (the first "cpu" line and the count of "cpuN" lines) and
+// /proc/PID/stat (utime, stime) under [SweepConfig.Root]; [FindProcess] reads
+// /proc/*/comm and /proc/*/cmdline. Nothing under /sys, /proc or /etc is
+// written; the CLI writes only the .hlog and .svg files it is given.
 //
 // # Privileges
 //
@@ -52,6 +83,7 @@
 // Run raises the soft limit to the hard limit when the connections need
 // it (what the seeds' ulimit -n 65535 does), raises the hard limit too when
 // the process may (root, CAP_SYS_RESOURCE), and otherwise returns an error
-// wrapping [ErrOpenFiles] that says what to do. Send load only to servers
-// you run.
+// wrapping [ErrOpenFiles] that says what to do. Reading another user's
+// /proc/PID/stat needs no privilege (unless /proc is mounted with
+// hidepid). Send load only to servers you run.
 package loadgen

@@ -58,7 +58,7 @@ type conn struct {
 
 type loopStats struct {
 	h                                Histograms
-	ivLatency, ivService             *hdrhistogram.Histogram
+	ivLatency, ivService, ivLag      *hdrhistogram.Histogram
 	requests, sent, bytes, bodyBytes uint64
 	keepAliveResp, lengthMismatch    uint64
 	errConnect, errRead, errWrite    uint64
@@ -96,7 +96,7 @@ type ivPart struct {
 	index                   int
 	start, end              int64
 	requests, errors, bytes uint64
-	latency, service        *hdrhistogram.Histogram
+	latency, service, lag   *hdrhistogram.Histogram
 }
 
 type loop struct {
@@ -187,7 +187,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		}
 		if cfg.OnInterval != nil {
-			l.st.ivLatency, l.st.ivService = NewHistogram(), NewHistogram()
+			l.st.ivLatency, l.st.ivService, l.st.ivLag = NewHistogram(), NewHistogram(), NewHistogram()
 		}
 		for j := 0; j < n; j++ {
 			c := &conn{fd: -1, idx: int32(j), gidx: gidx, hidx: -1}
@@ -237,6 +237,14 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, l.setupErr
 		}
 	}
+	if !cfg.StartAt.IsZero() {
+		if err := waitUntil(ctx, cfg.StartAt); err != nil {
+			r.stop.Store(true)
+			close(startCh)
+			finished.Wait()
+			return nil, err
+		}
+	}
 	stopWatch := make(chan struct{})
 	go func() {
 		select {
@@ -251,6 +259,11 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		go collectIntervals(r, ivDone)
 	}
 	r.start = time.Now()
+	if !cfg.StartAt.IsZero() {
+		// Anchor the schedule at the shared start even if this thread woke
+		// late: a late wake-up then shows as lag, not as a shifted shard.
+		r.start = r.start.Add(cfg.StartAt.Sub(r.start))
+	}
 	close(startCh)
 	finished.Wait()
 	end := r.now()
@@ -355,12 +368,17 @@ func collectIntervals(r *runner, done chan struct{}) {
 		cum.Merge(a.p.latency)
 		totReq += a.p.requests
 		totErr += a.p.errors
-		r.cfg.OnInterval(Snapshot{
+		s := Snapshot{
 			Index: a.p.index, Start: time.Duration(a.p.start), End: time.Duration(a.p.end),
+			RunStart: r.start.Add(time.Duration(r.warmupNs)),
 			Requests: a.p.requests, Errors: a.p.errors, Bytes: a.p.bytes,
 			Latency: a.p.latency, Service: a.p.service, Cumulative: cum,
 			TotalRequests: totReq, TotalErrors: totErr,
-		})
+		}
+		if r.pacer != nil {
+			s.Lag = a.p.lag
+		}
+		r.cfg.OnInterval(s)
 	}
 	defer func() {
 		// Loops that ended early reported fewer intervals: emit the rest.
@@ -374,7 +392,7 @@ func collectIntervals(r *runner, done chan struct{}) {
 	for part := range r.ivCh {
 		a := pending[part.index]
 		if a == nil {
-			a = &acc{p: ivPart{index: part.index, start: part.start, end: part.end, latency: NewHistogram(), service: NewHistogram()}}
+			a = &acc{p: ivPart{index: part.index, start: part.start, end: part.end, latency: NewHistogram(), service: NewHistogram(), lag: NewHistogram()}}
 			pending[part.index] = a
 		}
 		a.parts++
@@ -383,6 +401,7 @@ func collectIntervals(r *runner, done chan struct{}) {
 		a.p.bytes += part.bytes
 		a.p.latency.Merge(part.latency)
 		a.p.service.Merge(part.service)
+		a.p.lag.Merge(part.lag)
 		if part.end > a.p.end {
 			a.p.end = part.end
 		}
@@ -637,13 +656,13 @@ func (l *loop) emitInterval(end int64) {
 	r.ivCh <- ivPart{
 		index: l.ivIndex, start: l.ivStart - r.warmupNs, end: end - r.warmupNs,
 		requests: l.st.ivRequests, errors: l.st.ivErrors, bytes: l.st.ivBytes,
-		latency: l.st.ivLatency, service: l.st.ivService,
+		latency: l.st.ivLatency, service: l.st.ivService, lag: l.st.ivLag,
 	}
 	l.ivIndex++
 	l.ivStart = l.nextIv
 	l.nextIv += int64(r.cfg.Interval)
 	l.st.ivRequests, l.st.ivErrors, l.st.ivBytes = 0, 0, 0
-	l.st.ivLatency, l.st.ivService = NewHistogram(), NewHistogram()
+	l.st.ivLatency, l.st.ivService, l.st.ivLag = NewHistogram(), NewHistogram(), NewHistogram()
 }
 
 // flushInterval emits the intervals that ended by now and, at the end of
@@ -660,7 +679,13 @@ func (l *loop) flushInterval(now int64, final bool) {
 		l.emitInterval(l.nextIv)
 	}
 	if final && l.ivStart < r.endNs && (now > l.ivStart || l.st.ivRequests > 0 || l.st.ivErrors > 0) {
-		l.emitInterval(max(now, l.ivStart+1))
+		end := max(now, l.ivStart+1)
+		if r.pacer != nil && r.endNs != math.MaxInt64 && !r.stop.Load() {
+			// An open-model run with a duration was active until its
+			// scheduled end, even if the last response came earlier.
+			end = r.endNs
+		}
+		l.emitInterval(end)
 	}
 }
 
@@ -842,6 +867,9 @@ func (l *loop) send(c *conn, now int64) {
 		l.st.sent++
 		if l.r.pacer != nil {
 			l.record(l.st.h.Lag, now-c.intended)
+			if l.st.ivLag != nil {
+				l.record(l.st.ivLag, now-c.intended)
+			}
 		}
 	}
 	l.write(c, now)
@@ -976,7 +1004,8 @@ func (l *loop) complete(c *conn, now int64, closed bool) {
 		l.record(st.h.Latency, now-c.intended)
 		l.record(st.h.Service, now-c.sentAt)
 		if st.ivLatency != nil {
-			l.recordIv(now-c.intended, now-c.sentAt)
+			l.record(st.ivLatency, now-c.intended)
+			l.record(st.ivService, now-c.sentAt)
 		}
 		waitFrom := c.sentAt
 		l.record(st.h.Waiting, c.first-waitFrom)
@@ -1048,11 +1077,6 @@ func (l *loop) record(h *hdrhistogram.Histogram, ns int64) {
 	if err := h.RecordValue((ns + 500) / 1000); err != nil {
 		l.st.dropped++
 	}
-}
-
-func (l *loop) recordIv(lat, svc int64) {
-	_ = l.st.ivLatency.RecordValue(max(lat, 0) / 1000)
-	_ = l.st.ivService.RecordValue(max(svc, 0) / 1000)
 }
 
 func (l *loop) countErr(class, errno string) {
@@ -1157,4 +1181,25 @@ func (h connHeap) down(i int) {
 		h[i].hidx, h[m].hidx = i, m
 		i = m
 	}
+}
+
+// waitUntil sleeps until the wall-clock time t, spinning through the last
+// millisecond so the start is within a few microseconds of t.
+func waitUntil(ctx context.Context, t time.Time) error {
+	if d := time.Until(t); d < 0 {
+		return fmt.Errorf("loadgen: start time %s passed %s ago while connecting: give a later one", t.UTC().Format(time.RFC3339Nano), (-d).Round(time.Millisecond))
+	}
+	if d := time.Until(t) - time.Millisecond; d > 0 {
+		timer := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-timer.C:
+		}
+	}
+	for time.Now().Before(t) {
+		runtime.Gosched()
+	}
+	return nil
 }

@@ -32,7 +32,9 @@ func rawServer(t *testing.T, handle func(c *net.TCPConn, r *bufio.Reader)) strin
 	var mu sync.Mutex
 	var conns []net.Conn
 	var wg sync.WaitGroup
+	accepting := make(chan struct{})
 	go func() {
+		defer close(accepting)
 		for {
 			c, err := ln.Accept()
 			if err != nil {
@@ -51,6 +53,9 @@ func rawServer(t *testing.T, handle func(c *net.TCPConn, r *bufio.Reader)) strin
 	}()
 	t.Cleanup(func() {
 		ln.Close()
+		// No wg.Add may run once wg.Wait has begun: wait for the accept
+		// loop to end first.
+		<-accepting
 		mu.Lock()
 		for _, c := range conns {
 			c.Close()

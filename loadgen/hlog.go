@@ -250,8 +250,10 @@ type MergedLogs struct {
 	// by its own active window, not count over the union of time spans, so
 	// a generator that started late does not dilute the rate.
 	Throughput float64
-	// Windows is each generator's active window, in input order.
+	// Windows is each generator's active window, and Counts its number of
+	// values of the tag, in input order.
 	Windows []time.Duration
+	Counts  []int64
 }
 
 // MergeHlogs unions interval logs from several generators for one tag
@@ -277,6 +279,7 @@ func MergeHlogs(tag string, logs ...*IntervalLog) (*MergedLogs, error) {
 		m.Dropped += m.Total.Merge(h)
 		w := last.Sub(first)
 		m.Windows = append(m.Windows, w)
+		m.Counts = append(m.Counts, h.TotalCount())
 		if w > 0 {
 			m.Throughput += float64(h.TotalCount()) / w.Seconds()
 		}

@@ -205,6 +205,11 @@ func validatePacer(p Pacer) error {
 		if p.Over <= 0 || p.From < 0 || p.To < 0 || (p.From == 0 && p.To == 0) {
 			return fmt.Errorf("loadgen: ramp %g/s to %g/s over %s: want rates >= 0, not both 0, over a duration > 0", p.From, p.To, p.Over)
 		}
+	case ShardPacer:
+		if p.Of == nil || p.Shards < 1 || p.Shard < 0 || p.Shard >= p.Shards {
+			return fmt.Errorf("loadgen: shard %d/%d: want shard i of n with 0 <= i < n over a schedule", p.Shard, p.Shards)
+		}
+		return validatePacer(p.Of)
 	case StepPacer:
 		if len(p) == 0 {
 			return fmt.Errorf("loadgen: steps: want at least one step")
@@ -223,4 +228,43 @@ func secs(s float64) time.Duration {
 		return time.Duration(math.MaxInt64)
 	}
 	return time.Duration(math.Ceil(s*1e9 - 1e-6)) // never before the exact time
+}
+
+// ShardPacer is shard Shard of Shards of another schedule: it sends
+// requests Shard, Shard+Shards, Shard+2·Shards, … of Of. At a constant
+// rate R that is R/Shards per shard with send times offset by Shard/R, so
+// Shards generators started at the same instant together send exactly
+// Of's evenly spaced schedule.
+type ShardPacer struct {
+	Of            Pacer
+	Shard, Shards int // 0 <= Shard < Shards
+}
+
+// Shard returns shard i of n of schedule p.
+func Shard(p Pacer, i, n int) ShardPacer { return ShardPacer{Of: p, Shard: i, Shards: n} }
+
+// Due returns the intended time of the whole schedule's request
+// n·Shards + Shard.
+func (p ShardPacer) Due(n uint64) time.Duration {
+	return p.Of.Due(n*uint64(p.Shards) + uint64(p.Shard))
+}
+
+// Hits returns how many of this shard's requests are due by elapsed: the
+// whole schedule's requests numbered Shard mod Shards among its Hits.
+func (p ShardPacer) Hits(elapsed time.Duration) uint64 {
+	h, i, n := p.Of.Hits(elapsed), uint64(p.Shard), uint64(p.Shards)
+	if h <= i {
+		return 0
+	}
+	return (h - i + n - 1) / n
+}
+
+// Rate returns the shard's share of the whole rate.
+func (p ShardPacer) Rate(elapsed time.Duration) float64 {
+	return p.Of.Rate(elapsed) / float64(p.Shards)
+}
+
+// String describes the shard, e.g. "shard 1/3 of constant 3000/s".
+func (p ShardPacer) String() string {
+	return fmt.Sprintf("shard %d/%d of %s", p.Shard, p.Shards, p.Of)
 }

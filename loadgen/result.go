@@ -155,12 +155,18 @@ type RlimitChange struct {
 type Snapshot struct {
 	Index      int           // 0, 1, ...
 	Start, End time.Duration // offsets from the start of the measured run
-	Requests   uint64        // completed in the interval
-	Errors     uint64        // socket and status errors in the interval
-	Bytes      uint64
+	// RunStart is when the measured run began (after the warm-up), so
+	// RunStart.Add(Start) is the interval's wall-clock start.
+	RunStart time.Time
+	Requests uint64 // completed in the interval
+	Errors   uint64 // socket and status errors in the interval
+	Bytes    uint64
 	// Latency and Service are the interval's corrected and uncorrected
 	// histograms (what an HdrHistogram interval log records).
 	Latency, Service *hdrhistogram.Histogram
+	// Lag is the interval's histogram of how late requests were sent,
+	// by send time; nil in a closed loop, which has no schedule.
+	Lag *hdrhistogram.Histogram
 	// Cumulative is the corrected histogram of the whole run so far.
 	Cumulative *hdrhistogram.Histogram
 	// TotalRequests and TotalErrors count the run so far.

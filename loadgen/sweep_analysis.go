@@ -35,7 +35,10 @@ type SweepAnalysis struct {
 }
 
 // AnalyzeSweep finds the best level, the knee and the over-driven point
-// of a sweep whose levels are in increasing load order, reasoning as seed
+// of a sweep whose levels are in increasing load order. A flat step or a
+// fall that a later level undoes (its throughput beyond the step's by more
+// than MinGain, or Noise for a fall) is reported as a dip, not as the knee
+// or over-drive: on a shared host one level can be disturbed. It reasons as seed
 // 004 does about its 20/40/60/80-user runs: "60 users give us the most
 // throughput, while 80 users overdrives our test setup and reduces
 // throughput. Going from 40 to 60 users increases throughput very
@@ -69,12 +72,17 @@ func AnalyzeSweep(levels []Figures, opts *KneeOptions) SweepAnalysis {
 		gain := change(prev.Throughput, cur.Throughput)
 		rise := change(float64(prev.Mean), float64(cur.Mean))
 		if a.Knee < 0 && gain < o.MinGain && rise > o.MinLatencyRise {
-			a.Knee = i - 1
-			a.Findings = append(a.Findings, fmt.Sprintf("%s → %s: throughput %s, mean latency %s: the knee is at %s",
-				prev.Name, cur.Name, pctWords(gain), pctWords(rise), prev.Name))
+			if j := recovers(levels, i, prev.Throughput, o.MinGain); j > 0 {
+				a.Findings = append(a.Findings, fmt.Sprintf("%s → %s: throughput %s, mean latency %s, but %s later gives %s: a dip (noise?), not the knee",
+					prev.Name, cur.Name, pctWords(gain), pctWords(rise), levels[j].Name, pctWords(change(prev.Throughput, levels[j].Throughput))))
+			} else {
+				a.Knee = i - 1
+				a.Findings = append(a.Findings, fmt.Sprintf("%s → %s: throughput %s, mean latency %s: the knee is at %s",
+					prev.Name, cur.Name, pctWords(gain), pctWords(rise), prev.Name))
+			}
 		}
 		top := levels[bestSoFar]
-		if a.Overdriven < 0 && change(top.Throughput, cur.Throughput) < -o.Noise && cur.Mean > prev.Mean {
+		if a.Overdriven < 0 && change(top.Throughput, cur.Throughput) < -o.Noise && cur.Mean > prev.Mean && recovers(levels, i, top.Throughput, o.Noise) < 0 {
 			a.Overdriven = i
 			a.Findings = append(a.Findings, fmt.Sprintf("%s over-drives the system: throughput falls %.1f%% below that of %s while mean latency rises %s",
 				cur.Name, -change(top.Throughput, cur.Throughput), top.Name, pctWords(change(float64(top.Mean), float64(cur.Mean)))))
@@ -89,6 +97,18 @@ func AnalyzeSweep(levels []Figures, opts *KneeOptions) SweepAnalysis {
 		a.Findings = append(a.Findings, "throughput kept growing with load: no knee within the levels run")
 	}
 	return a
+}
+
+// recovers returns the first level after i whose throughput exceeds ref
+// by more than pct percent, or -1: a fall that later load undoes is not a
+// knee or over-drive but a disturbed level.
+func recovers(levels []Figures, i int, ref, pct float64) int {
+	for j := i + 1; j < len(levels); j++ {
+		if change(ref, levels[j].Throughput) > pct {
+			return j
+		}
+	}
+	return -1
 }
 
 func pctWords(v float64) string {

@@ -6,6 +6,10 @@
 //	loadgen -c1280 -t128 -R500000 -d60 --latency URL   # wrk2: open model, corrected latency
 //	loadgen -c64 -d10 URL                              # wrk: closed loop, as fast as it can
 //	loadgen ab -k -n 100000 -c 149 URL                 # ApacheBench
+//	loadgen sweep -c 20,40,60,80 -d30 --process java URL  # a load sweep, as seed 004
+//	loadgen -R30k -d60 -shard 1/3 -start-at 2026-12-02T18:00:00Z -hlog s1.hlog URL
+//	loadgen merge -o all.hlog s0.hlog s1.hlog s2.hlog  # one load from several machines
+//	loadgen compare base=base.json iommu=step1.json   # uplift against a baseline (--json results)
 //	loadgen                                            # demo against a built-in HelloWorld page
 package main
 
@@ -24,7 +28,11 @@ import (
 	"github.com/nettune/nettune/loadgen"
 )
 
-const usage = `usage: loadgen [-c N] [-t N] [-d T] [-R rate] [-H "Name: value"] [--timeout T] [-L] [-U] [--warmup T] [--slack T] [--json] [URL]
+const usage = `usage: loadgen [-c N] [-t N] [-d T] [-R rate] [-H "Name: value"] [--timeout T] [-L] [-U] [--warmup T] [--slack T] [--json]
+               [-hlog FILE] [-plot FILE.svg] [-shard i/n] [-start-at RFC3339|unix] [URL]
+       loadgen sweep (-c 8,16,32,64 | -R 1k,2k,4k [-c N]) [-t N] [-d T] [--warmup T] [--pid N | --process NAME] [--json] [-plot FILE.svg] URL
+       loadgen merge [-o merged.hlog] [--tag corrected] a.hlog b.hlog ...
+       loadgen compare [--cpu P,P,...] [--json] [-plot FILE.svg] [NAME=]base.json [NAME=]step.json ...
        loadgen ab [-k] [-n N] [-c N] [-t secs] [-s secs] [-H "Name: value"] [-i] [-p file -T type] [--json] URL
 Without a URL, loadgen serves Tomcat's HelloWorldExample page on 127.0.0.1 and runs a short demo.`
 
@@ -47,8 +55,17 @@ func main() {
 
 // run dispatches to the ab mode or the wrk2 mode.
 func run(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
-	if len(args) > 0 && args[0] == "ab" {
-		return runAB(ctx, args[1:], stdout, stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "ab":
+			return runAB(ctx, args[1:], stdout, stderr)
+		case "sweep":
+			return runSweep(ctx, args[1:], stdout, stderr)
+		case "merge":
+			return runMerge(args[1:], stdout)
+		case "compare":
+			return runCompare(args[1:], stdout, stderr)
+		}
 	}
 	return runWrk(ctx, args, stdout, stderr)
 }
@@ -73,13 +90,37 @@ func runWrk(ctx context.Context, args []string, stdout io.Writer, stderr *os.Fil
 	if !w.JSON {
 		loadgen.WriteWrkHeader(stdout, w.Config.URL, w.Config.Duration, w.Config.Threads, w.Config.Connections)
 	}
-	w.Config.OnInterval = progress(stderr)
+	prog := progress(stderr)
+	w.Config.OnInterval = prog
+	var hlog *loadgen.HlogRecorder
+	if w.Hlog != "" {
+		f, err := os.Create(w.Hlog)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		hlog = loadgen.NewHlogRecorder(f, "loadgen "+strings.Join(args, " "))
+		w.Config.OnInterval = both(hlog.Record, w.Config.OnInterval)
+	}
+	if w.Config.Shards > 1 {
+		fmt.Fprintf(stderr, "shard %d/%d: %g of %g requests/s\n", w.Config.Shard, w.Config.Shards, w.Config.Rate/float64(w.Config.Shards), w.Config.Rate)
+	}
 	res, err := loadgen.Run(ctx, w.Config)
-	if w.Config.OnInterval != nil {
+	if prog != nil {
 		fmt.Fprint(stderr, "\r\033[K") // clear the progress line
 	}
 	if err != nil {
 		return err
+	}
+	if hlog != nil {
+		if err := hlog.Err(); err != nil {
+			return fmt.Errorf("%s: %w", w.Hlog, err)
+		}
+	}
+	if w.Plot != "" {
+		if err := loadgen.WriteRunPlot(w.Plot, w.Config.URL, res); err != nil {
+			return err
+		}
 	}
 	if w.JSON {
 		return loadgen.WriteJSON(stdout, res)
@@ -125,6 +166,103 @@ func runAB(ctx context.Context, args []string, stdout io.Writer, stderr *os.File
 		fmt.Fprintf(stderr, "Finished %d requests\n", res.Requests)
 	}
 	return loadgen.WriteAB(stdout, res, a.Config.Connections)
+}
+
+func runSweep(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
+	a, err := loadgen.ParseSweepArgs(args)
+	if err != nil || a.Help {
+		return errors.Join(err, helpErr(a.Help))
+	}
+	if a.Sweep.Base.URL == "" {
+		hello, err := loadgen.StartHelloWorld("127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		defer hello.Close()
+		a.Sweep.Base.URL = hello.URL
+		a.Sweep.PID = os.Getpid()
+		fmt.Fprintf(stderr, "no URL: sweeping Tomcat's HelloWorldExample page served by this process at %s\n", hello.URL)
+	}
+	if a.Process != "" && a.Sweep.PID == 0 {
+		pids, err := loadgen.FindProcess(a.Sweep.Root, a.Process)
+		if err != nil || len(pids) != 1 {
+			return errors.Join(err, fmt.Errorf("--process %s: found processes %v: want exactly one; give --pid", a.Process, pids))
+		}
+		a.Sweep.PID = pids[0]
+	}
+	a.Sweep.OnLevel = func(l loadgen.SweepLevel) {
+		fmt.Fprintf(stderr, "%-8s %10.2f req/s  mean %-8s p99 %-8s CPU %.1f%%\n", l.Name, l.Throughput, loadgen.FormatDuration(l.Mean), loadgen.FormatDuration(l.P99), l.CPU)
+	}
+	res, err := loadgen.Sweep(ctx, a.Sweep)
+	if err != nil {
+		return err
+	}
+	if a.Plot != "" {
+		files, err := loadgen.WriteSweepPlots(a.Plot, "loadgen sweep", res)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "plots: %s\n", strings.Join(files, ", "))
+	}
+	if a.JSON {
+		b, err := res.JSON()
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return err
+	}
+	_, err = io.WriteString(stdout, res.Text())
+	return err
+}
+
+func runMerge(args []string, stdout io.Writer) error {
+	a, err := loadgen.ParseMergeArgs(args)
+	if err != nil || a.Help {
+		return errors.Join(err, helpErr(a.Help))
+	}
+	m, err := loadgen.MergeHlogFiles(a.Out, a.Tag, a.Files...)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(stdout, m.Summary(a.Files, a.Tag))
+	return err
+}
+
+func runCompare(args []string, stdout io.Writer, stderr *os.File) error {
+	a, err := loadgen.ParseCompareArgs(args)
+	if err != nil || a.Help {
+		return errors.Join(err, helpErr(a.Help))
+	}
+	c, series, err := loadgen.CompareFiles(a)
+	if err != nil {
+		return err
+	}
+	if a.Plot != "" {
+		files, err := loadgen.WriteComparePlots(a.Plot, "loadgen compare", c, series)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "plots: %s\n", strings.Join(files, ", "))
+	}
+	if a.JSON {
+		b, err := c.JSON()
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return err
+	}
+	_, err = io.WriteString(stdout, c.Text())
+	return err
+}
+
+// both calls f and then g, skipping a nil g.
+func both(f, g func(loadgen.Snapshot)) func(loadgen.Snapshot) {
+	if g == nil {
+		return f
+	}
+	return func(s loadgen.Snapshot) { f(s); g(s) }
 }
 
 // progress returns an interval callback that keeps one live line on a

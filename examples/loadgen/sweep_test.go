@@ -1,0 +1,144 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nettune/nettune/loadgen"
+)
+
+// svgClasses parses an SVG file as XML and counts its elements by class.
+func svgClasses(t *testing.T, path string) map[string]int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	d := xml.NewDecoder(bytes.NewReader(b))
+	n := map[string]int{}
+	root := ""
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err, path)
+		if e, ok := tok.(xml.StartElement); ok {
+			if root == "" {
+				root = e.Name.Local
+			}
+			for _, a := range e.Attr {
+				if a.Name.Local == "class" {
+					n[a.Value]++
+				}
+			}
+		}
+	}
+	require.Equal(t, "svg", root, path)
+	return n
+}
+
+func TestSweepCommand(t *testing.T) {
+	url := helloURL(t)
+	dir := t.TempDir()
+	plot := filepath.Join(dir, "sweep.svg")
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"sweep", "-c", "1,4", "-t1", "-d0.5", "--warmup", "0.2", "--pid", itoa(os.Getpid()), "-plot", plot, url}, &out, devNull(t))
+	require.NoError(t, err)
+	s := out.String()
+	assert.True(t, strings.HasPrefix(s, "run "), s)
+	assert.Contains(t, s, "\nc=1 ")
+	assert.Contains(t, s, "\nc=4 ")
+	assert.Contains(t, s, "CPU%")
+	assert.Contains(t, s, "gives the most throughput")
+	assert.Equal(t, 2, svgClasses(t, plot)["series"], "one percentile line per level")
+	assert.Equal(t, 2, svgClasses(t, filepath.Join(dir, "sweep-throughput.svg"))["bar"], "one bar per level")
+
+	out.Reset()
+	require.NoError(t, run(context.Background(), []string{"sweep", "-R", "200,400", "-c4", "-t1", "-d0.5", "--warmup=0.1", "--json", url}, &out, devNull(t)))
+	assert.Contains(t, out.String(), `"name": "R=400"`)
+	assert.Contains(t, out.String(), `"analysis"`)
+}
+
+// TestShardHlogMergeCommands runs two shards of one rate (one after the
+// other here; the library's test runs three at once), each writing an
+// .hlog and a plot, then merges the logs with "loadgen merge".
+func TestShardHlogMergeCommands(t *testing.T) {
+	url := helloURL(t)
+	dir := t.TempDir()
+	var logs []string
+	for _, shard := range []string{"0/2", "1/2"} {
+		name := filepath.Join(dir, "shard"+shard[:1]+".hlog")
+		plot := filepath.Join(dir, "shard"+shard[:1]+".svg")
+		var out bytes.Buffer
+		require.NoError(t, run(context.Background(), []string{"-R400", "-d1.5", "-c4", "-t1", "-shard", shard, "-hlog", name, "-plot", plot, url}, &out, devNull(t)))
+		assert.Contains(t, out.String(), "300 requests in", "shard %s: 200/s for 1.5 s", shard)
+		assert.Equal(t, 2, svgClasses(t, plot)["series"], "corrected and uncorrected")
+		logs = append(logs, name)
+	}
+	merged := filepath.Join(dir, "merged.hlog")
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), append([]string{"merge", "-o", merged}, logs...), &out, devNull(t)))
+	s := out.String()
+	assert.Contains(t, s, `merged "corrected": 600 requests, 400.00 requests/sec`)
+	assert.Contains(t, s, "1.500s  200.00", "each shard was active for its whole duration")
+	l, err := loadgen.ReadHlogFile(merged)
+	require.NoError(t, err)
+	h, _, _ := l.Total(loadgen.TagCorrected)
+	assert.Equal(t, int64(600), h.TotalCount())
+	lag, _, _ := l.Total(loadgen.TagLag)
+	assert.Equal(t, int64(600), lag.TotalCount())
+
+	err = run(context.Background(), []string{"merge", filepath.Join(dir, "missing.hlog")}, &out, devNull(t))
+	assert.ErrorContains(t, err, "missing.hlog")
+	err = run(context.Background(), []string{"-c4", "-shard", "0/2", url}, &out, devNull(t))
+	assert.ErrorContains(t, err, "give -R")
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestCompareCommand runs a baseline and a step with --json, as a tuning
+// study would, then compares them with their uplift and plots.
+func TestCompareCommand(t *testing.T) {
+	url := helloURL(t)
+	dir := t.TempDir()
+	var files []string
+	for i, args := range [][]string{{"-R500", "-c4"}, {"-R1000", "-c8"}} {
+		var out bytes.Buffer
+		require.NoError(t, run(context.Background(), append(args, "-t1", "-d1", "--json", url), &out, devNull(t)))
+		name := filepath.Join(dir, "step"+strconv.Itoa(i)+".json")
+		require.NoError(t, os.WriteFile(name, out.Bytes(), 0o644))
+		files = append(files, name)
+	}
+	plot := filepath.Join(dir, "cmp.svg")
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"compare", "--cpu", "20,40", "-plot", plot, "baseline=" + files[0], files[1]}, &out, devNull(t)))
+	s := out.String()
+	assert.Contains(t, s, "\nbaseline ")
+	assert.Contains(t, s, "\nstep1 ")
+	assert.Contains(t, s, "ITR")
+	assert.Regexp(t, `\nstep1 +(99\d|100\d)\.\d\d +(199|200)\.\d +\+(99|100)\.\d\d% +\+(99|100)\.\d\d%`, s, "1000 req/s against 500: +100%")
+	assert.Equal(t, 2, svgClasses(t, plot)["series"])
+	assert.Equal(t, 2, svgClasses(t, filepath.Join(dir, "cmp-throughput.svg"))["bar"])
+
+	out.Reset()
+	require.NoError(t, run(context.Background(), []string{"compare", "--json", files[0], files[1]}, &out, devNull(t)))
+	var c loadgen.Comparison
+	require.NoError(t, json.Unmarshal(out.Bytes(), &c))
+	require.Len(t, c.Rows, 2)
+	assert.Equal(t, "step0", c.Rows[0].Name, "named after the file")
+	assert.InDelta(t, 100, c.Rows[1].VsBaseline, 2)
+	err := run(context.Background(), []string{"compare", "--cpu", "20", files[0], files[1]}, &out, devNull(t))
+	assert.ErrorContains(t, err, "--cpu has 1 values for 2 runs")
+}
