@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -79,12 +80,13 @@ func TestCPUOfABusyChild(t *testing.T) {
 	}
 	h1, err := HostCPU(root)
 	require.NoError(t, err)
-	// A spinning shell uses at most one core and, given 0.5 s of CPU, a
-	// good part of one.
-	assert.Greater(t, use.Cores, 0.2)
+	// A spinning shell uses at most one core; how much of one depends on
+	// what else the machine runs, so only the bounds are checked here and
+	// the exact accounting is checked against getrusage below.
+	assert.Greater(t, use.Cores, 0.0)
 	assert.LessOrEqual(t, use.Cores, 1.1)
 	hu := Use(h0, h1, 0)
-	assert.Greater(t, hu.Percent, 100/float64(h0.CPUs)*0.2, "the host saw the busy child")
+	assert.Greater(t, hu.Percent, 0.0, "the host saw the busy child")
 	assert.LessOrEqual(t, hu.Percent, 100.0)
 
 	pids, err := FindProcess(root, "while :; do :; done")
@@ -99,4 +101,28 @@ func TestCPUOfABusyChild(t *testing.T) {
 	require.NoError(t, os.WriteFile(fixture.Proc("stat"), []byte("intr 1\n"), 0o644))
 	_, err = HostCPU(fixture)
 	require.ErrorContains(t, err, fixture.Proc("stat"))
+}
+
+// TestProcessCPUMatchesGetrusage spins in this process and compares the
+// CPU time /proc/self/stat reports with getrusage(2) for the same span:
+// two kernel accountings of one process, equal to within a few ticks
+// whatever the machine's load.
+func TestProcessCPUMatchesGetrusage(t *testing.T) {
+	root := hostfs.Default()
+	rusage := func() time.Duration {
+		var ru syscall.Rusage
+		require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	p0, err := ProcessCPU(root, os.Getpid())
+	require.NoError(t, err)
+	r0 := rusage()
+	x := 0
+	for deadline := time.Now().Add(300 * time.Millisecond); time.Now().Before(deadline); {
+		x++
+	}
+	p1, err := ProcessCPU(root, os.Getpid())
+	require.NoError(t, err)
+	r1 := rusage()
+	assert.InDelta(t, float64(r1-r0), float64(p1.Busy-p0.Busy), float64(60*time.Millisecond), "spun %d times", x)
 }
