@@ -189,14 +189,9 @@ func (s *study) findTomcat() error {
 	return nil
 }
 
-// serverXML is the path of server.xml as this process opens it.
-func (s *study) serverXML() string {
-	p := s.inst.ServerXML()
-	if !s.live {
-		p = filepath.Join(s.o.root, p)
-	}
-	return p
-}
+// serverXML is the path of server.xml as this process opens it
+// (FindInstance joins the root already).
+func (s *study) serverXML() string { return s.inst.ServerXML() }
 
 func isHTTP(protocol string) bool {
 	return protocol == "" || protocol == "HTTP/1.1" || strings.Contains(protocol, "Http11")

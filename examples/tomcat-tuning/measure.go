@@ -191,6 +191,12 @@ func applySteps(ctx context.Context, w io.Writer, s *study, steps []tuning.Step)
 		if err := s.numaHost.RestoreAffinity(selfAff); err != nil {
 			fmt.Fprintf(w, "restore this process's CPU affinity: %v\n", err)
 		}
+		if cpus, err := s.numaHost.AllowedCPUs(os.Getpid()); err == nil {
+			fmt.Fprintf(w, "CPU affinity of this process: %s\n", cpus)
+		}
+		if on, err := s.cpuHost.OnlineCPUs(); err == nil {
+			fmt.Fprintf(w, "online CPUs: %s (%s at start)\n", on, s.online)
+		}
 	}()
 
 	r := &tuning.Runner{Journal: j, Reverters: rev, Keep: s.o.keep,
@@ -303,8 +309,9 @@ func (s *study) measureStep(ctx context.Context, name string) error {
 		return err
 	}
 	s.figures = append(s.figures, f)
+	fd := loadgen.FormatDuration
 	fmt.Fprintf(s.w, "%s: %.0f requests/s, latency avg %s p50 %s p99 %s max %s, %d errors",
-		name, f.Throughput, f.Mean, f.P50, f.P99, f.Max, f.Errors)
+		name, f.Throughput, fd(f.Mean), fd(f.P50), fd(f.P99), fd(f.Max), f.Errors)
 	if f.CPU > 0 {
 		fmt.Fprintf(s.w, ", JVM CPU %.0f%%", f.CPU)
 	}
