@@ -351,7 +351,7 @@ func TestKillThenRevert(t *testing.T) {
 	applied := false
 	for sc.Scan() {
 		log.WriteString(sc.Text() + "\n")
-		if strings.HasPrefix(sc.Text(), "== access-log") {
+		if strings.HasPrefix(sc.Text(), "== measure access-log") {
 			applied = true
 			break
 		}
@@ -387,4 +387,145 @@ func TestKillThenRevert(t *testing.T) {
 	out, err = runProgram(t, ctx, "-revert", "-journal", journal)
 	require.NoError(t, err)
 	assert.Contains(t, out, "nothing to revert")
+}
+
+// startUntil starts the program and reads its output until a line starts
+// with prefix; it returns the command, the output so far and the rest of
+// the output (collected until the process exits).
+func startUntil(t *testing.T, ctx context.Context, prefix string, args ...string) (*exec.Cmd, *bytes.Buffer, <-chan string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, program(t), args...)
+	cmd.Env = cleanEnv()
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = cmd.Stdout
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var log bytes.Buffer
+	sc := bufio.NewScanner(stdout)
+	found := false
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), prefix) {
+			found = true
+			break
+		}
+	}
+	require.True(t, found, "no line starting with %q:\n%s", prefix, log.String())
+	rest := make(chan string, 1)
+	go func() {
+		var b strings.Builder
+		for sc.Scan() {
+			b.WriteString(sc.Text() + "\n")
+		}
+		rest <- b.String()
+	}()
+	return cmd, &log, rest
+}
+
+// TestInterruptReverts sends SIGINT while a step is measured: the run
+// reverts everything and exits, server.xml byte-identical.
+func TestInterruptReverts(t *testing.T) {
+	in, port, orig := tomcatBase(t)
+	journal := filepath.Join(t.TempDir(), "study.journal")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd, log, rest := startUntil(t, ctx, "== measure access-log", "-apply", "-cpu-method", "affinity",
+		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
+		"-journal", journal, "-steps", "access-log,threads",
+		"-duration", "20s", "-warmup", "0s", "-rate", "200", "-connections", "8")
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	err := cmd.Wait()
+	out := log.String() + <-rest
+	t.Logf("interrupted run:\n%s", out)
+	assert.Error(t, err, "an interrupted run exits non-zero")
+	assert.Contains(t, out, "interrupt: reverting")
+	assert.Contains(t, out, "access-log  reverted")
+	assert.Contains(t, out, "threads     not run")
+	got, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	assert.Equal(t, orig, got)
+	entries, err := tuning.ReadJournal(journal)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.True(t, e.Reverted, e.Step)
+	}
+	_, err = in.PID()
+	assert.ErrorIs(t, err, tomcatconf.ErrNotRunning)
+}
+
+// TestApplyHotplug restricts Tomcat to CPU 0 the seeds' way, taking cpu1
+// offline for the baseline, and checks it is back online afterwards.
+func TestApplyHotplug(t *testing.T) {
+	testutil.RequireHostTests(t)
+	in, port, orig := tomcatBase(t)
+	testutil.LockHotplug(t)
+	h := tuning.NewDefault()
+	before, err := h.OnlineCPUs()
+	require.NoError(t, err)
+	if !before.Contains(1) || before.Len() < 2 {
+		t.Skipf("needs cpu1 online and another CPU; online: %s", before)
+	}
+	if _, err := os.Stat("/sys/devices/system/cpu/cpu1/online"); err != nil {
+		t.Skipf("cpu1 is not hot-pluggable: %v", err)
+	}
+	if before.Len() > 2 {
+		t.Skipf("only cpu1 may be hotplugged by tests; this host has %d CPUs online", before.Len())
+	}
+	t.Cleanup(func() {
+		if err := h.SetOnline(1, true); err != nil {
+			t.Errorf("cleanup: bring cpu1 online: %v", err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := runProgram(t, ctx, "-apply", "-cpus", "1",
+		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
+		"-journal", filepath.Join(t.TempDir(), "j"), "-steps", "cpus,access-log",
+		"-duration", "1s", "-warmup", "500ms", "-rate", "300", "-connections", "8")
+	require.NoError(t, err)
+	assert.Contains(t, out, "take offline: 1")
+	assert.Contains(t, out, "cpus        reverted")
+	after, err := h.OnlineCPUs()
+	require.NoError(t, err)
+	assert.True(t, before.Equal(after), "online %s, before %s", after, before)
+	assert.Contains(t, out, "online CPUs: "+before.String()+" ")
+	got, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	assert.Equal(t, orig, got)
+}
+
+// FuzzBuildSteps: any -steps text either fails with a message or gives
+// known, distinct steps whose names, joined, parse to the same plan.
+func FuzzBuildSteps(f *testing.F) {
+	for _, s := range []string{strings.Join(stepNames, ","), "threads,access-log", " cpus , iommu", "", ",,", "threads,threads", "nope"} {
+		f.Add(s)
+	}
+	known := map[string]bool{}
+	for _, n := range stepNames {
+		known[n] = true
+	}
+	f.Fuzz(func(t *testing.T, list string) {
+		s := &study{n: 8}
+		steps, err := buildSteps(s, list)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "-steps: ") {
+				t.Fatalf("error %q does not name the flag", err)
+			}
+			return
+		}
+		var names []string
+		seen := map[string]bool{}
+		for _, st := range steps {
+			if !known[st.Name] || seen[st.Name] {
+				t.Fatalf("step %q unknown or repeated in %q", st.Name, list)
+			}
+			seen[st.Name] = true
+			names = append(names, st.Name)
+		}
+		again, err := buildSteps(s, strings.Join(names, ","))
+		if err != nil || len(again) != len(steps) {
+			t.Fatalf("round trip of %q: %v", names, err)
+		}
+	})
 }

@@ -201,13 +201,10 @@ func applySteps(ctx context.Context, w io.Writer, s *study, steps []tuning.Step)
 
 	r := &tuning.Runner{Journal: j, Reverters: rev, Keep: s.o.keep,
 		AfterStep: func(ctx context.Context, res tuning.StepResult) error {
-			fmt.Fprintf(w, "== %s: %s ==\n", res.Name, res.Title)
-			if res.Describe != "" {
-				fmt.Fprint(w, indent(res.Describe))
-			}
+			fmt.Fprintf(w, "== measure %s ==\n", res.Name)
 			return s.measureStep(ctx, res.Name)
 		}}
-	results, runErr := r.Run(ctx, steps)
+	results, runErr := r.Run(ctx, announce(w, steps))
 	// The JVM was started with the tuned files; put Tomcat back as found.
 	stopErr := s.finishTomcat(context.WithoutCancel(ctx))
 	fmt.Fprintln(w, "== Steps ==")
@@ -226,6 +223,32 @@ func applySteps(ctx context.Context, w io.Writer, s *study, steps []tuning.Step)
 		fmt.Fprintln(w, "every change reverted")
 	}
 	return errors.Join(runErr, stopErr)
+}
+
+// announce wraps each step's Prepare to print the change (or why it is
+// skipped) as the Runner reaches it.
+func announce(w io.Writer, steps []tuning.Step) []tuning.Step {
+	out := make([]tuning.Step, len(steps))
+	for i, st := range steps {
+		prepare := st.Prepare
+		st.Prepare = func(ctx context.Context) (*tuning.Change, error) {
+			ch, err := prepare(ctx)
+			fmt.Fprintf(w, "== %s: %s ==\n", st.Name, st.Title)
+			if err != nil {
+				return ch, err
+			}
+			fmt.Fprint(w, indent(ch.Describe))
+			switch {
+			case ch.Skip != "":
+				fmt.Fprintf(w, "   skipped: %s\n", ch.Skip)
+			case ch.Apply == nil:
+				fmt.Fprintln(w, "   unchanged")
+			}
+			return ch, nil
+		}
+		out[i] = st
+	}
+	return out
 }
 
 func writeOutputs(o options, cmp loadgen.Comparison) error {
