@@ -1,16 +1,5 @@
 //go:build linux
 
-// Command tomcat-tuning runs the Arm Neoverse Tomcat tuning guide as one
-// safe, measured, reversible program: a baseline (IOMMU boot settings,
-// N CPUs, the raised open-files limit), then access log off, worker
-// threads sized from a thread census, NIC queues = CPUs and CPUs local to
-// the NIC's NUMA node, restarting Tomcat and measuring after each step.
-//
-// Without flags it only discovers the host, prints the plan (every step's
-// exact diff, or why it is skipped) and measures a baseline without
-// changing anything. -apply runs the plan through a journaled
-// tuning.Runner and reverts everything at the end unless -keep; -revert
-// restores what an earlier, killed run left behind.
 package main
 
 import (
@@ -55,7 +44,7 @@ func main() {
 	flag.Float64Var(&o.rate, "rate", DefaultRate, "requests/s offered by the open-model load (wrk2 -R)")
 	flag.IntVar(&o.connections, "connections", DefaultConnections, "load connections (wrk2 -c)")
 	flag.DurationVar(&o.duration, "duration", DefaultDuration, "measured time per step (wrk2 -d)")
-	flag.DurationVar(&o.warmup, "warmup", DefaultWarmup, "unmeasured warm-up before each measurement")
+	flag.DurationVar(&o.warmup, "warmup", DefaultWarmup, "closed-loop warm-up before each measurement (not measured)")
 	flag.BoolVar(&o.remote, "remote-load", false, "do not load locally: after each step wait for Enter while the load runs from a client machine")
 	flag.StringVar(&o.jsonFile, "json", "", "write the step comparison as JSON to this file")
 	flag.StringVar(&o.plotFile, "plot", "", "write a requests/s bar chart of the steps to this SVG file")

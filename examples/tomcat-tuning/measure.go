@@ -322,8 +322,9 @@ func (s *study) measureStep(ctx context.Context, name string) error {
 		return err
 	}
 	if s.o.remote {
-		fmt.Fprintf(s.w, "run the load from the client now, for example:\n  wrk -t2 -c%d -d%s -R%.0f --latency %s\npress Enter when done\n",
-			s.o.connections, s.o.duration, s.o.rate, s.url)
+		fmt.Fprintf(s.w, "%s: run the load from the client now, for example (wrk2's command line):\n"+
+			"  go run ./examples/loadgen -t2 -c%d -R%.0f -d%s --latency %s\npress Enter when done\n",
+			name, s.o.connections, s.o.rate, s.o.duration, s.url)
 		_, err := bufio.NewReader(os.Stdin).ReadString('\n')
 		return err
 	}
@@ -355,8 +356,15 @@ func (s *study) load(ctx context.Context, name, target string, pid int) (loadgen
 			}
 		}
 	}
-	cfg := loadgen.Config{URL: target, Rate: s.o.rate, Connections: s.o.connections,
-		Duration: s.o.duration, Warmup: s.o.warmup}
+	if s.o.warmup > 0 {
+		// A closed-loop warm-up: a freshly started JVM is still compiling
+		// and, at an open-model rate, would build a backlog of seconds that
+		// the measured run then inherits.
+		if _, err := loadgen.Run(ctx, loadgen.Config{URL: target, Connections: s.o.connections, Duration: s.o.warmup}); err != nil {
+			return loadgen.Figures{}, fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	cfg := loadgen.Config{URL: target, Rate: s.o.rate, Connections: s.o.connections, Duration: s.o.duration}
 	var before loadgen.CPUTimes
 	root := hostfs.Default()
 	if pid > 0 {
@@ -366,10 +374,13 @@ func (s *study) load(ctx context.Context, name, target string, pid int) (loadgen
 	if err != nil {
 		return loadgen.Figures{}, err
 	}
+	if res.Missed > 0 {
+		fmt.Fprintf(s.w, "warning: %d requests due were never sent (all %d connections busy): the server fell behind -rate %.0f\n",
+			res.Missed, res.Connections, s.o.rate)
+	}
 	f := figures(name, res)
 	if pid > 0 && !before.At.IsZero() {
 		if after, err := loadgen.ProcessCPU(root, pid); err == nil {
-			// The warm-up is in the interval too, at the same load.
 			s.mu.Lock()
 			n := s.tomcatCPUs.Len()
 			s.mu.Unlock()
