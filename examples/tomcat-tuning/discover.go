@@ -163,7 +163,11 @@ func (s *study) findTomcat() error {
 	fmt.Fprintf(s.w, "CATALINA_HOME %s\nCATALINA_BASE %s\nserver.xml    %s\n", s.inst.Home, s.inst.Base, xml)
 	cfg, err := tomcatconf.Load(xml)
 	if err != nil {
-		return err
+		// Debian's /etc/tomcat10 is root:tomcat 0640: plan on without it.
+		fmt.Fprintf(s.w, "cannot read the instance's configuration (run as root or as tomcat to plan its steps): %v\n", err)
+		s.inst, s.instErr = nil, err
+		s.port = o.port
+		return nil
 	}
 	for _, c := range cfg.Connectors() {
 		fmt.Fprintf(s.w, "Connector %s (Service %s, line %d):", c.Name(), c.Service, c.Line)

@@ -158,7 +158,7 @@ func (s *study) prepareOpenFiles(context.Context) (*tuning.Change, error) {
 // prepareAccessLog comments out every AccessLogValve in server.xml.
 func (s *study) prepareAccessLog(context.Context) (*tuning.Change, error) {
 	if s.inst == nil {
-		return &tuning.Change{Skip: "no Tomcat instance"}, nil
+		return &tuning.Change{Skip: fmt.Sprintf("no Tomcat instance: %v", s.instErr)}, nil
 	}
 	xml := s.serverXML()
 	ch, err := tuning.FileChange(xml, func(old []byte) ([]byte, error) {
@@ -181,7 +181,7 @@ func (s *study) prepareAccessLog(context.Context) (*tuning.Change, error) {
 // load during -apply, from the guide's CPUs - 1 in plan mode.
 func (s *study) prepareThreads(ctx context.Context) (*tuning.Change, error) {
 	if s.inst == nil {
-		return &tuning.Change{Skip: "no Tomcat instance"}, nil
+		return &tuning.Change{Skip: fmt.Sprintf("no Tomcat instance: %v", s.instErr)}, nil
 	}
 	workers := max(1, s.n-1)
 	how := fmt.Sprintf("the guide's CPUs - 1 = %d (-apply sizes it from a thread census under load)", workers)
