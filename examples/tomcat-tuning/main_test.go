@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/internal/testutil"
+	"github.com/nettune/nettune/nic"
 	"github.com/nettune/nettune/numa"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
@@ -566,5 +567,75 @@ func TestSecondSignalKeepsJournal(t *testing.T) {
 	require.NoError(t, err)
 	for _, e := range entries {
 		assert.True(t, e.Reverted, e.Step)
+	}
+}
+
+// channelsFrom parses a captured `ethtool -l` output from the corpus.
+func channelsFrom(t *testing.T, name string) nic.Channels {
+	t.Helper()
+	f, err := os.Open(testutil.CorpusFile(t, "cmd-outputs", name))
+	require.NoError(t, err)
+	defer f.Close()
+	_, ch, err := nic.ParseChannels(f)
+	require.NoError(t, err)
+	return ch
+}
+
+// TestNICQueuesPlan plans the nic-queues step on real channel counts
+// captured from the guide's mlx5 NIC and others.
+func TestNICQueuesPlan(t *testing.T) {
+	ctx := context.Background()
+	mlx5 := channelsFrom(t, "ethtool-l_arm-lp_grace-mlx5_enp1s0f0np0_before.txt")
+	s := &study{n: 8, iface: "enp1s0f0np0", channels: &mlx5}
+	ch, err := s.prepareNICQueues(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, ch.Describe, "ethtool -L enp1s0f0np0 combined 8")
+	if os.Geteuid() == 0 {
+		require.Empty(t, ch.Skip)
+		require.NotNil(t, ch.Apply)
+		require.Len(t, ch.Undo, 1)
+		assert.Equal(t, undoNICChannels, ch.Undo[0].Kind)
+		assert.Contains(t, string(ch.Undo[0].Data), `"interface":"enp1s0f0np0"`)
+	} else {
+		assert.Contains(t, ch.Skip, "CAP_NET_ADMIN")
+	}
+
+	// The guide's NIC after its own `ethtool -L combined 8`: nothing to do.
+	after := channelsFrom(t, "ethtool-l_arm-lp_grace-mlx5_enp1s0f0np0_after-L-combined-8.txt")
+	s.channels = &after
+	ch, err = s.prepareNICQueues(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, ch.Skip)
+	assert.Nil(t, ch.Apply, "already 8 combined channels")
+
+	// rx/tx only, no combined: rx N tx N.
+	sep := channelsFrom(t, "ethtool-l_firedancer-issue1427_eno1_rx-tx-separate_no-combined.txt")
+	s = &study{n: 2, iface: "eno1", channels: &sep}
+	ch, err = s.prepareNICQueues(ctx)
+	require.NoError(t, err)
+	if ch.Skip == "" || strings.Contains(ch.Skip, "CAP_NET_ADMIN") {
+		assert.Regexp(t, `ethtool -L eno1 (rx \d+ tx \d+|tx \d+ rx \d+)`, ch.Describe)
+	}
+
+	// A request above the maximum is capped to it.
+	big := channelsFrom(t, "ethtool-l_firedancer-issue1427_ens3f0_combined64-other1.txt")
+	s = &study{n: 192, iface: "ens3f0", channels: &big}
+	ch, err = s.prepareNICQueues(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, ch.Describe, fmt.Sprintf("combined %d", big.MaxCombined))
+
+	for _, tc := range []struct {
+		s    *study
+		want string
+	}{
+		{&study{n: 8, ifaceWhy: "no interface holds 10.0.0.1 (the URL's host): it is remote"}, "no NIC: no interface holds"},
+		{&study{n: 8, iface: "lo", ifaceVirtual: true, ifaceWhy: "lo is virtual"}, "no physical NIC"},
+		{&study{n: 8, iface: "eth9", channelsErr: errors.New("operation not supported")}, "channels unknown"},
+		{&study{n: 8, iface: "eth9", channels: &nic.Channels{MaxOther: 1, Other: 1}}, "no combined or rx/tx channels"},
+	} {
+		ch, err := tc.s.prepareNICQueues(ctx)
+		require.NoError(t, err)
+		assert.Contains(t, ch.Skip, tc.want)
+		assert.Nil(t, ch.Apply)
 	}
 }
