@@ -205,8 +205,14 @@ func applySteps(ctx context.Context, w io.Writer, s *study, steps []tuning.Step)
 			return s.measureStep(ctx, res.Name)
 		}}
 	results, runErr := r.Run(ctx, announce(w, steps))
-	// The JVM was started with the tuned files; put Tomcat back as found.
-	stopErr := s.finishTomcat(context.WithoutCancel(ctx))
+	// The JVM was started with the tuned files: with -keep it stays up
+	// as tuned; otherwise Tomcat is put back as found.
+	var stopErr error
+	if s.o.keep && runErr == nil {
+		fmt.Fprintf(w, "Tomcat left running as tuned (JVM %d)\n", s.jvmPID)
+	} else {
+		stopErr = s.finishTomcat(context.WithoutCancel(ctx))
+	}
 	fmt.Fprintln(w, "== Steps ==")
 	fmt.Fprint(w, tuning.FormatResults(results))
 	if len(s.figures) > 0 {
