@@ -338,7 +338,7 @@ func TestKillThenRevert(t *testing.T) {
 	cmd := exec.CommandContext(ctx, program(t), "-apply", "-cpu-method", "affinity",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-journal", journal, "-steps", "access-log,threads",
-		"-duration", "20s", "-warmup", "0s", "-rate", "200", "-connections", "8")
+		"-duration", "2s", "-warmup", "0s", "-rate", "200", "-connections", "8")
 	cmd.Env = cleanEnv()
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -434,7 +434,7 @@ func TestInterruptReverts(t *testing.T) {
 	cmd, log, rest := startUntil(t, ctx, "== measure access-log", "-apply", "-cpu-method", "affinity",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-journal", journal, "-steps", "access-log,threads",
-		"-duration", "20s", "-warmup", "0s", "-rate", "200", "-connections", "8")
+		"-duration", "2s", "-warmup", "0s", "-rate", "200", "-connections", "8")
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	err := cmd.Wait()
 	out := log.String() + <-rest
@@ -543,7 +543,7 @@ func TestSecondSignalKeepsJournal(t *testing.T) {
 	cmd, log, rest := startUntil(t, ctx, "== measure access-log", "-apply", "-cpu-method", "affinity",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-journal", journal, "-steps", "access-log,threads",
-		"-duration", "20s", "-warmup", "0s", "-rate", "200", "-connections", "8")
+		"-duration", "2s", "-warmup", "0s", "-rate", "200", "-connections", "8")
 	// Two different signals: the kernel keeps both pending (two SIGINTs
 	// sent back to back can merge into one).
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
