@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -39,30 +40,31 @@ type study struct {
 	// tomcatCPUs are the CPUs Tomcat runs on: kept online (hotplug) or
 	// its affinity (affinity); loadCPUs the others, for the local load
 	// generator (affinity only). Changed by the numa-local step.
-	mu                 sync.Mutex
-	tomcatCPUs         tuning.CPUSet
-	loadCPUs           tuning.CPUSet
-	notes              []string
-	inst               *tomcatconf.Instance
-	instErr            error
-	connQuery          tomcatconf.ConnectorQuery
-	port               string
-	url                string
-	iface              string // "" when none
-	ifaceWhy           string // why there is none, or why it cannot be tuned
-	ifaceVirtual       bool
-	ifaceNode          int
-	channels           *nic.Channels
-	channelsErr        error
-	grubPath           string
-	grub               *bootcfg.Config
-	grubErr            error
-	running            *bootcfg.Cmdline
-	figures            []loadgen.Figures
-	jvmPID             int
-	wasRunning         bool
-	startedWithNoFile  uint64
-	censusForThreadsOK bool
+	mu           sync.Mutex
+	tomcatCPUs   tuning.CPUSet
+	loadCPUs     tuning.CPUSet
+	notes        []string
+	inst         *tomcatconf.Instance
+	instErr      error
+	connQuery    tomcatconf.ConnectorQuery
+	port         string
+	url          string
+	iface        string // "" when none
+	ifaceWhy     string // why there is none, or why it cannot be tuned
+	ifaceVirtual bool
+	ifaceNode    int
+	channels     *nic.Channels
+	channelsErr  error
+	grubPath     string
+	grub         *bootcfg.Config
+	grubErr      error
+	running      *bootcfg.Cmdline
+	figures      []loadgen.Figures
+	jvmPID       int
+	wasRunning   bool
+	// stdin reads the Enter presses of -remote-load: one reader for the
+	// whole run, so lines it buffered are not lost.
+	stdin *bufio.Reader
 }
 
 func (s *study) note(format string, args ...any) {

@@ -639,3 +639,28 @@ func TestNICQueuesPlan(t *testing.T) {
 		assert.Nil(t, ch.Apply)
 	}
 }
+
+// TestRemoteLoad: with -remote-load the study applies and restarts, prints
+// the client's command line and waits for Enter instead of measuring.
+func TestRemoteLoad(t *testing.T) {
+	in, port, orig := tomcatBase(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, program(t), "-apply", "-remote-load", "-cpu-method", "affinity",
+		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
+		"-journal", filepath.Join(t.TempDir(), "j"), "-steps", "access-log,threads", "-rate", "500000", "-connections", "1280", "-duration", "60s")
+	cmd.Env = cleanEnv()
+	cmd.Stdin = strings.NewReader("\n\n\n")
+	outb, err := cmd.CombinedOutput()
+	out := string(outb)
+	t.Logf("%s", out)
+	require.NoError(t, err)
+	assert.Equal(t, 3, strings.Count(out, "run the load from the client now"), "baseline, access-log, threads")
+	assert.Contains(t, out, fmt.Sprintf("go run ./examples/loadgen -t2 -c1280 -R500000 -d60s --latency http://127.0.0.1:%d/examples/servlets/servlet/HelloWorldExample", port))
+	assert.Contains(t, out, "maxThreads=")
+	assert.NotContains(t, out, "thread census of JVM", "no local load to take a census under")
+	assert.NotContains(t, out, "== Step table ==")
+	got, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	assert.Equal(t, orig, got)
+}

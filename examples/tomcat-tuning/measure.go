@@ -330,9 +330,14 @@ func (s *study) measureStep(ctx context.Context, name string) error {
 	if s.o.remote {
 		fmt.Fprintf(s.w, "%s: run the load from the client now, for example (wrk2's command line):\n"+
 			"  go run ./examples/loadgen -t2 -c%d -R%.0f -d%s --latency %s\npress Enter when done\n",
-			name, s.o.connections, s.o.rate, s.o.duration, s.url)
-		_, err := bufio.NewReader(os.Stdin).ReadString('\n')
-		return err
+			name, s.o.connections, s.o.rate, fmt.Sprintf("%gs", s.o.duration.Seconds()), s.url)
+		if s.stdin == nil {
+			s.stdin = bufio.NewReader(os.Stdin)
+		}
+		if _, err := s.stdin.ReadString('\n'); err != nil {
+			return fmt.Errorf("waiting for Enter on standard input: %w", err)
+		}
+		return nil
 	}
 	f, err := s.load(ctx, name, s.url, s.jvmPID)
 	if err != nil {
