@@ -1,0 +1,56 @@
+//go:build linux
+
+// Command tomcat-tuning runs the Arm Neoverse Tomcat tuning guide (the
+// seeds) as one safe, measured, reversible program. The guide's procedure
+// is a baseline — IOMMU boot settings, N CPUs online, Tomcat under
+// `ulimit -n 65535` — then the access log off, maxThreads = CPUs - 1 with
+// the keep-alive and connection limits, NIC queues = CPUs and CPUs local to
+// the NIC's NUMA node, restarting Tomcat and measuring with wrk2 after each
+// step. This program composes the nettune packages to do the same:
+//
+//	go run ./examples/tomcat-tuning                    # discover, plan, measure a baseline; changes nothing
+//	go run ./examples/tomcat-tuning -apply             # run the steps, measure each, revert at the end
+//	go run ./examples/tomcat-tuning -apply -keep       # leave the tuned state in place
+//	go run ./examples/tomcat-tuning -revert            # undo what an earlier (killed) run left
+//
+// Steps, in the seeds' order (-steps picks and orders them): iommu (the
+// GRUB_CMDLINE_LINUX diff; always skipped, "reboot required" — the study
+// never edits the boot configuration), cpus (hotplug, or JVM affinity with
+// -cpu-method affinity), open-files, access-log, threads (sized from a
+// thread census of the JVM under load), nic-queues, numa-local. The first
+// three form the baseline.
+//
+// # Kernel interfaces and files
+//
+// Read: /sys/devices/system/cpu/{online,offline,present,possible,cpuN/},
+// /sys/devices/system/node/, /sys/class/net/IF/device/{numa_node,
+// local_cpulist}, /sys/kernel/iommu_groups, /dev/kmsg, /proc/cmdline,
+// /proc/PID/{stat,status,task/*/stat}, /etc/default/grub (+ grub.d),
+// CATALINA_BASE/conf/server.xml; netlink (interface addresses) and the
+// ETHTOOL_GCHANNELS ioctl.
+//
+// Written with -apply, each recorded in the journal first: server.xml
+// (temp file, fsync, rename), /sys/devices/system/cpu/cpuN/online
+// (hotplug), the NIC's channel counts (ETHTOOL_SCHANNELS); the JVM's and
+// this process's CPU affinity (sched_setaffinity, not journaled: the JVM
+// is restarted and this process restores its own); Tomcat is stopped and
+// started with catalina.sh under a raised RLIMIT_NOFILE.
+//
+// # Privileges
+//
+// Plan mode needs none beyond reading the files (Debian's /etc/tomcat10
+// is root:tomcat 0640, and the kernel log needs root where
+// kernel.dmesg_restrict=1). -apply and -revert need root: CAP_SYS_ADMIN
+// for CPU hotplug, CAP_NET_ADMIN for channels, write access to server.xml,
+// the right to signal the JVM, and CAP_SYS_RESOURCE to raise the hard
+// open-files limit (without it the JVM gets the hard limit, and the
+// program says so).
+//
+// # Safety
+//
+// The journal (-journal, printed at start) is written and fsynced before
+// every change. Any error, and the first SIGINT or SIGTERM, reverts every
+// change made so far; a second signal exits at once, keeping the journal
+// for -revert. A new -apply refuses to start while a journal records
+// unreverted changes.
+package main

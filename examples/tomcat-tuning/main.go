@@ -1,0 +1,163 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nettune/nettune/tuning"
+)
+
+// Defaults of the measurement flags: small enough for the whole study to
+// finish in about a minute on a 2-core machine.
+const (
+	DefaultRate        = 2000
+	DefaultConnections = 64
+	DefaultDuration    = 5 * time.Second
+	DefaultWarmup      = 2 * time.Second
+	DefaultCPUs        = 8
+)
+
+func main() {
+	var o options
+	flag.BoolVar(&o.apply, "apply", false, "run the steps (default: discover, plan and measure a baseline only)")
+	flag.BoolVar(&o.revert, "revert", false, "restore everything the journal of an earlier run records, then exit")
+	flag.BoolVar(&o.keep, "keep", false, "with -apply: leave the changes in place (revert later with -revert)")
+	flag.StringVar(&o.journal, "journal", defaultJournal(), "journal file")
+	flag.StringVar(&o.steps, "steps", strings.Join(stepNames, ","), "steps to run, in this order")
+	flag.StringVar(&o.home, "catalina-home", "", "Tomcat's CATALINA_HOME (default: $CATALINA_HOME or Debian's)")
+	flag.StringVar(&o.base, "catalina-base", "", "Tomcat's CATALINA_BASE (default: $CATALINA_BASE or Debian's)")
+	flag.StringVar(&o.port, "port", "", "port of the HTTP Connector to tune (default: the first HTTP/1.1 Connector's)")
+	flag.StringVar(&o.url, "url", "", "URL to measure (default: http://127.0.0.1:PORT"+"/examples/servlets/servlet/HelloWorldExample)")
+	flag.IntVar(&o.cpus, "cpus", DefaultCPUs, "CPUs to give Tomcat (capped to the host's)")
+	flag.StringVar(&o.cpuMethod, "cpu-method", methodHotplug, "how to restrict Tomcat's CPUs: hotplug (the guide's) or affinity")
+	flag.Float64Var(&o.rate, "rate", DefaultRate, "requests/s offered by the open-model load (wrk2 -R)")
+	flag.IntVar(&o.connections, "connections", DefaultConnections, "load connections (wrk2 -c)")
+	flag.DurationVar(&o.duration, "duration", DefaultDuration, "measured time per step (wrk2 -d)")
+	flag.DurationVar(&o.warmup, "warmup", DefaultWarmup, "closed-loop warm-up before each measurement (not measured)")
+	flag.BoolVar(&o.remote, "remote-load", false, "do not load locally: after each step wait for Enter while the load runs from a client machine")
+	flag.StringVar(&o.jsonFile, "json", "", "write the step comparison as JSON to this file")
+	flag.StringVar(&o.plotFile, "plot", "", "write a requests/s bar chart of the steps to this SVG file")
+	flag.StringVar(&o.grub, "grub", "", "GRUB defaults file (default: ROOT/etc/default/grub)")
+	flag.StringVar(&o.root, "root", "/", "host root: a fixture or mounted tree for plan mode")
+	flag.StringVar(&o.iface, "iface", "", "NIC to tune (default: the interface holding the URL's address)")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "tomcat-tuning: unexpected arguments %q\n", flag.Args())
+		os.Exit(2)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		fmt.Fprintf(os.Stderr, "\ntomcat-tuning: %v: reverting (signal again to exit at once; journal %s)\n", s, o.journal)
+		cancel()
+		s = <-sigs
+		fmt.Fprintf(os.Stderr, "tomcat-tuning: %v: exiting without reverting; run -revert -journal %s\n", s, o.journal)
+		os.Exit(130)
+	}()
+
+	if err := run(ctx, os.Stdout, o); err != nil {
+		fmt.Fprintf(os.Stderr, "tomcat-tuning: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	apply, revert, keep, remote bool
+	journal, steps              string
+	home, base, port, url       string
+	cpus                        int
+	cpuMethod                   string
+	rate                        float64
+	connections                 int
+	duration, warmup            time.Duration
+	jsonFile, plotFile          string
+	grub, root, iface           string
+}
+
+const (
+	methodHotplug  = "hotplug"
+	methodAffinity = "affinity"
+)
+
+// defaultJournal is /var/lib/nettune for root, else $XDG_STATE_HOME/nettune
+// (~/.local/state/nettune).
+func defaultJournal() string {
+	const name = "tomcat-tuning.journal"
+	if os.Geteuid() == 0 {
+		return filepath.Join("/var/lib/nettune", name)
+	}
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return filepath.Join(os.TempDir(), name)
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "nettune", name)
+}
+
+func run(ctx context.Context, w io.Writer, o options) error {
+	if o.cpuMethod != methodHotplug && o.cpuMethod != methodAffinity {
+		return fmt.Errorf("-cpu-method %q: want %s or %s", o.cpuMethod, methodHotplug, methodAffinity)
+	}
+	if o.cpus < 1 {
+		return fmt.Errorf("-cpus %d: want 1 or more", o.cpus)
+	}
+	if o.revert {
+		return revert(ctx, w, o.journal)
+	}
+	if o.apply && o.root != "/" {
+		return errors.New("-apply changes the running host: it cannot be used with -root")
+	}
+	st, err := discover(ctx, w, o)
+	if err != nil {
+		return err
+	}
+	steps, err := buildSteps(st, o.steps)
+	if err != nil {
+		return err
+	}
+	if !o.apply {
+		return planOnly(ctx, w, st, steps)
+	}
+	return applySteps(ctx, w, st, steps)
+}
+
+// revert restores what the journal at path records as applied and not
+// reverted.
+func revert(ctx context.Context, w io.Writer, path string) error {
+	fmt.Fprintf(w, "journal: %s\n", path)
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("nothing to revert: %w", err)
+	}
+	rev, closeNIC := reverters(tuning.NewDefault())
+	defer closeNIC()
+	done, err := tuning.RevertJournal(context.WithoutCancel(ctx), path, rev)
+	if len(done) == 0 && err == nil {
+		fmt.Fprintln(w, "nothing to revert: every change in the journal is already reverted")
+	}
+	for _, s := range done {
+		fmt.Fprintf(w, "reverted %s\n", s)
+	}
+	if err != nil {
+		return fmt.Errorf("revert (run -revert again once fixed; the journal keeps what is pending): %w", err)
+	}
+	fmt.Fprintln(w, "a Tomcat still running has the old configuration loaded: restart it")
+	return nil
+}

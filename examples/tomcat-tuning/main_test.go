@@ -1,0 +1,666 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nettune/nettune/internal/testutil"
+	"github.com/nettune/nettune/nic"
+	"github.com/nettune/nettune/numa"
+	"github.com/nettune/nettune/tomcatconf"
+	"github.com/nettune/nettune/tuning"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// program builds the command once per test binary.
+func program(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "tomcat-tuning-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "tomcat-tuning")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return binPath
+}
+
+func runProgram(t *testing.T, ctx context.Context, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, program(t), args...)
+	cmd.Env = cleanEnv()
+	out, err := cmd.CombinedOutput()
+	t.Logf("tomcat-tuning %s\n%s", strings.Join(args, " "), out)
+	return string(out), err
+}
+
+// cleanEnv drops CATALINA_* so the flags alone choose the instance.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CATALINA_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// seedsFixture is the seeds' 192-CPU, 2-node host (CPUs 0-7 online, the
+// NIC on node 1) with Debian's GRUB defaults file and upstream Tomcat
+// 10.1's server.xml at Debian's places.
+func seedsFixture(t *testing.T, cpu0Hotplug bool) string {
+	t.Helper()
+	root := testutil.ExtractSysroot(t, filepath.Join(testutil.RepoRoot(t), "numa", "testdata", "neoverse-v2-192cpu-2node.tar.gz"))
+	copyFile := func(src, dst string) {
+		data, err := os.ReadFile(src)
+		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
+		require.NoError(t, os.WriteFile(dst, data, 0o644))
+	}
+	copyFile(testutil.CorpusFile(t, "grub", "debian12-grub2-common-2.06-13+deb12u2.default-grub"), filepath.Join(root, "etc", "default", "grub"))
+	copyFile(testutil.CorpusFile(t, "tomcat", "server-10.1.59.xml"), filepath.Join(root, tomcatconf.DefaultBase, "conf", "server.xml"))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, tomcatconf.DefaultHome, "bin"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, tomcatconf.DefaultHome, "bin", "catalina.sh"), nil, 0o755))
+	if cpu0Hotplug {
+		// The guide's Graviton4 takes cpu0 offline too (seed 002's loop
+		// over {0..95}); the fixture's cpu0 has no online file by default.
+		require.NoError(t, os.WriteFile(filepath.Join(root, "sys/devices/system/cpu/cpu0/online"), []byte("1\n"), 0o644))
+	}
+	return root
+}
+
+// TestPlanSeedsFixture: plan mode on the seeds' host prints the seeds'
+// plan and changes nothing.
+func TestPlanSeedsFixture(t *testing.T) {
+	root := seedsFixture(t, true)
+	xml := filepath.Join(root, tomcatconf.DefaultBase, "conf", "server.xml")
+	before, err := os.ReadFile(xml)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := runProgram(t, ctx, "-root", root, "-journal", filepath.Join(t.TempDir(), "j"))
+	require.NoError(t, err)
+
+	for _, want := range []string{
+		"CPU(s):                      192",
+		"available: 2 nodes (0-1)",
+		"enp1s0f0np0: NUMA node 1",
+		`+GRUB_CMDLINE_LINUX="iommu.strict=1 iommu.passthrough=0"`,
+		"skipped: reboot required",
+		"Tomcat CPUs: 0-7 (8, by hotplug)",
+		"unchanged: online CPUs already 0-7",
+		`+        <!--<Valve className="org.apache.catalina.valves.AccessLogValve" directory="logs"`,
+		"maxThreads=7 from the guide's CPUs - 1 = 7",
+		`+               maxThreads="7"`,
+		`+               maxKeepAliveRequests="500000"`,
+		`+               maxConnections="100000"`,
+		"ethtool -L enp1s0f0np0 combined 8",
+		"CPUs 96-103 of node 1 (enp1s0f0np0's)",
+		"bring online: 96-103",
+		"take offline: 0-7",
+		"fixture root: no baseline measurement",
+	} {
+		assert.Contains(t, out, want)
+	}
+	// The steps come in the seeds' order.
+	last := -1
+	for i, name := range stepNames {
+		idx := strings.Index(out, fmt.Sprintf("%d. %s: ", i+1, name))
+		require.Greater(t, idx, last, "step %s out of order", name)
+		last = idx
+	}
+	after, err := os.ReadFile(xml)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "plan mode must not write")
+	online, err := os.ReadFile(filepath.Join(root, "sys/devices/system/cpu/online"))
+	require.NoError(t, err)
+	assert.Equal(t, "0-7\n", string(online))
+}
+
+// TestPlanSeedsFixtureCPU0 keeps the fixture's non-hot-pluggable cpu0: the
+// NUMA step is skipped with the kernel's reason, not failed.
+func TestPlanSeedsFixtureCPU0(t *testing.T) {
+	root := seedsFixture(t, false)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := runProgram(t, ctx, "-root", root, "-steps", "numa-local,threads", "-cpus", "4")
+	require.NoError(t, err)
+	assert.Contains(t, out, "1. numa-local: ")
+	assert.Contains(t, out, "skipped: cannot take CPU 0 offline")
+	assert.Contains(t, out, "2. threads: ")
+	assert.Contains(t, out, `maxThreads="3"`)
+	assert.NotContains(t, out, "iommu:")
+}
+
+// TestPlanWithoutTomcat: no Tomcat where the flags point, so the baseline
+// is measured against the built-in HelloWorld server, and said so.
+func TestPlanWithoutTomcat(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := runProgram(t, ctx, "-catalina-home", t.TempDir(), "-catalina-base", t.TempDir(),
+		"-duration", "1s", "-warmup", "200ms", "-rate", "200", "-connections", "4")
+	require.NoError(t, err)
+	assert.Contains(t, out, "no Tomcat instance")
+	assert.Contains(t, out, "measuring nettune's built-in HelloWorld server")
+	assert.Contains(t, out, "skipped: no Tomcat instance")
+	row := regexp.MustCompile(`(?m)^baseline\s+([0-9.]+)\s`).FindStringSubmatch(out)
+	require.NotNil(t, row, "no baseline row")
+	rate, err := strconv.ParseFloat(row[1], 64)
+	require.NoError(t, err)
+	assert.Greater(t, rate, 100.0)
+}
+
+func TestBadFlags(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-cpu-method", "taskset"}, `-cpu-method "taskset": want hotplug or affinity`},
+		{[]string{"-cpus", "0"}, "-cpus 0: want 1 or more"},
+		{[]string{"-root", "/tmp", "-apply"}, "cannot be used with -root"},
+	} {
+		out, err := runProgram(t, ctx, tc.args...)
+		assert.Error(t, err)
+		assert.Contains(t, out, tc.want)
+	}
+}
+
+func TestBuildStepsOrder(t *testing.T) {
+	s := &study{n: 8}
+	steps, err := buildSteps(s, "threads, access-log")
+	require.NoError(t, err)
+	require.Len(t, steps, 2)
+	assert.Equal(t, "threads", steps[0].Name)
+	assert.Equal(t, "access-log", steps[1].Name)
+	_, err = buildSteps(s, "threads,nope")
+	assert.ErrorContains(t, err, `unknown step "nope"`)
+	_, err = buildSteps(s, "threads,threads")
+	assert.ErrorContains(t, err, `"threads" named twice`)
+	_, err = buildSteps(s, " , ")
+	assert.ErrorContains(t, err, "no step named")
+	all, err := buildSteps(s, strings.Join(stepNames, ","))
+	require.NoError(t, err)
+	for i, st := range all {
+		// The baseline is iommu, cpus and open-files, as in the seeds.
+		assert.Equal(t, i < 3, st.Baseline, st.Name)
+	}
+}
+
+// tomcatBase copies Debian's tomcat10 instance into a temporary
+// CATALINA_BASE with its Connector on a free port (as tomcatconf's
+// integration test does) and returns it with server.xml's bytes.
+func tomcatBase(t *testing.T) (*tomcatconf.Instance, int, []byte) {
+	t.Helper()
+	testutil.RequireRoot(t) // /etc/tomcat10 is root:tomcat 0640
+	for _, p := range []string{
+		filepath.Join(tomcatconf.DefaultHome, "bin", "catalina.sh"),
+		filepath.Join(tomcatconf.DefaultBase, "conf", "server.xml"),
+		"/usr/share/tomcat10-examples/examples",
+	} {
+		if _, err := os.Stat(p); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("CI must install tomcat10 and tomcat10-examples (.ci/setup): %v", err)
+			}
+			t.Skipf("Debian tomcat10 + tomcat10-examples not installed: %v", err)
+		}
+	}
+	base := t.TempDir()
+	for _, d := range []string{"logs", "temp", "work", "webapps"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(base, d), 0o755))
+	}
+	out, err := exec.Command("cp", "-rL", filepath.Join(tomcatconf.DefaultBase, "conf")+"/.", filepath.Join(base, "conf")).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	out, err = exec.Command("cp", "-rL", filepath.Join(tomcatconf.DefaultBase, "webapps", "ROOT"), filepath.Join(base, "webapps")).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	c, err := tomcatconf.Load(filepath.Join(base, "conf", "server.xml"))
+	require.NoError(t, err)
+	_, err = c.SetConnector(tomcatconf.ConnectorQuery{Port: "8080"}, []tomcatconf.Attr{{Name: "port", Value: strconv.Itoa(port)}}, nil)
+	require.NoError(t, err)
+	_, err = c.Save(nil)
+	require.NoError(t, err)
+	orig, err := os.ReadFile(filepath.Join(base, "conf", "server.xml"))
+	require.NoError(t, err)
+	in := &tomcatconf.Instance{Home: tomcatconf.DefaultHome, Base: base}
+	t.Cleanup(func() {
+		if _, err := in.Stop(context.Background(), nil); err != nil && !errors.Is(err, tomcatconf.ErrNotRunning) {
+			t.Errorf("cleanup: stop Tomcat: %v", err)
+		}
+	})
+	return in, port, orig
+}
+
+// TestApplyAffinityRevert runs the whole study against real Debian Tomcat
+// with short steps, CPU restriction by affinity, and the automatic revert
+// at the end.
+func TestApplyAffinityRevert(t *testing.T) {
+	in, port, orig := tomcatBase(t)
+	h := tuning.NewDefault()
+	onlineBefore, err := h.OnlineCPUs()
+	require.NoError(t, err)
+	selfBefore, err := numa.NewDefault().AllowedCPUs(os.Getpid())
+	require.NoError(t, err)
+	journal := filepath.Join(t.TempDir(), "study.journal")
+	plot := filepath.Join(t.TempDir(), "steps.svg")
+	jsonOut := filepath.Join(t.TempDir(), "steps.json")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := runProgram(t, ctx, "-apply", "-cpu-method", "affinity",
+		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
+		"-journal", journal, "-duration", "1500ms", "-warmup", "1s", "-rate", "500", "-connections", "16",
+		"-json", jsonOut, "-plot", plot)
+	require.NoError(t, err)
+
+	got, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	assert.Equal(t, orig, got, "server.xml must be byte-identical after the revert")
+	onlineAfter, err := h.OnlineCPUs()
+	require.NoError(t, err)
+	assert.True(t, onlineBefore.Equal(onlineAfter), "online CPUs %s, before %s", onlineAfter, onlineBefore)
+	assert.Contains(t, out, "CPU affinity of this process: "+selfBefore.String()+"\n")
+	assert.Contains(t, out, "every change reverted")
+	_, err = in.PID()
+	assert.ErrorIs(t, err, tomcatconf.ErrNotRunning, "the JVM the study started is stopped")
+
+	// Every measured step has a row with real numbers.
+	for _, name := range []string{"baseline", "access-log", "threads"} {
+		m := regexp.MustCompile(`(?m)^` + name + `\s+([0-9.]+)\s`).FindStringSubmatch(out[strings.Index(out, "== Step table =="):])
+		require.NotNil(t, m, "no %s row in the step table", name)
+		v, err := strconv.ParseFloat(m[1], 64)
+		require.NoError(t, err)
+		assert.Greater(t, v, 50.0, "%s requests/s", name)
+	}
+	assert.Regexp(t, `pinned JVM \d+ to CPUs \S+`, out)
+	assert.Contains(t, out, "thread census of JVM")
+	assert.Regexp(t, `recommended maxThreads=\d+`, out)
+	assert.Regexp(t, `(?m)^access-log\s+reverted`, out)
+	assert.Regexp(t, `(?m)^threads\s+reverted`, out)
+	assert.Contains(t, out, "one NUMA node")
+	svg, err := os.ReadFile(plot)
+	require.NoError(t, err)
+	assert.Contains(t, string(svg), "<svg")
+	js, err := os.ReadFile(jsonOut)
+	require.NoError(t, err)
+	assert.Contains(t, string(js), `"name": "threads"`)
+
+	entries, err := tuning.ReadJournal(journal)
+	require.NoError(t, err)
+	require.NotEmpty(t, entries)
+	for _, e := range entries {
+		assert.True(t, e.Reverted, "journal entry %s not reverted", e.Step)
+	}
+}
+
+// TestKillThenRevert kills the study with SIGKILL once the access log is
+// off, then restores server.xml from the journal with -revert.
+func TestKillThenRevert(t *testing.T) {
+	in, port, orig := tomcatBase(t)
+	journal := filepath.Join(t.TempDir(), "study.journal")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, program(t), "-apply", "-cpu-method", "affinity",
+		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
+		"-journal", journal, "-steps", "access-log,threads",
+		"-duration", "2s", "-warmup", "0s", "-rate", "200", "-connections", "8")
+	cmd.Env = cleanEnv()
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = cmd.Stdout
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+
+	// Wait until the access-log step is applied and measuring.
+	var log bytes.Buffer
+	sc := bufio.NewScanner(stdout)
+	applied := false
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "== measure access-log") {
+			applied = true
+			break
+		}
+	}
+	require.True(t, applied, "the access-log step never ran:\n%s", log.String())
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	_ = cmd.Wait()
+	t.Logf("killed run:\n%s", log.String())
+
+	mid, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	require.NotEqual(t, orig, mid, "the killed run left the access log off")
+	entries, err := tuning.ReadJournal(journal)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	assert.Equal(t, "access-log", entries[0].Step)
+	assert.False(t, entries[0].Reverted)
+
+	// A new run refuses to start over the pending journal.
+	out, err := runProgram(t, ctx, "-apply", "-catalina-home", in.Home, "-catalina-base", in.Base,
+		"-port", strconv.Itoa(port), "-journal", journal, "-steps", "access-log")
+	require.Error(t, err)
+	assert.Contains(t, out, "run with -revert -journal "+journal+" first")
+
+	out, err = runProgram(t, ctx, "-revert", "-journal", journal)
+	require.NoError(t, err)
+	assert.Contains(t, out, "reverted access-log")
+	got, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	assert.Equal(t, orig, got, "server.xml byte-identical after -revert")
+
+	out, err = runProgram(t, ctx, "-revert", "-journal", journal)
+	require.NoError(t, err)
+	assert.Contains(t, out, "nothing to revert")
+}
+
+// startUntil starts the program and reads its output until a line starts
+// with prefix; it returns the command, the output so far and the rest of
+// the output (collected until the process exits).
+func startUntil(t *testing.T, ctx context.Context, prefix string, args ...string) (*exec.Cmd, *bytes.Buffer, <-chan string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, program(t), args...)
+	cmd.Env = cleanEnv()
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = cmd.Stdout
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var log bytes.Buffer
+	sc := bufio.NewScanner(stdout)
+	found := false
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), prefix) {
+			found = true
+			break
+		}
+	}
+	require.True(t, found, "no line starting with %q:\n%s", prefix, log.String())
+	rest := make(chan string, 1)
+	go func() {
+		var b strings.Builder
+		for sc.Scan() {
+			b.WriteString(sc.Text() + "\n")
+		}
+		rest <- b.String()
+	}()
+	return cmd, &log, rest
+}
+
+// TestInterruptReverts sends SIGINT while a step is measured: the run
+// reverts everything and exits, server.xml byte-identical.
+func TestInterruptReverts(t *testing.T) {
+	in, port, orig := tomcatBase(t)
+	journal := filepath.Join(t.TempDir(), "study.journal")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd, log, rest := startUntil(t, ctx, "== measure access-log", "-apply", "-cpu-method", "affinity",
+		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
+		"-journal", journal, "-steps", "access-log,threads",
+		"-duration", "2s", "-warmup", "0s", "-rate", "200", "-connections", "8")
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	err := cmd.Wait()
+	out := log.String() + <-rest
+	t.Logf("interrupted run:\n%s", out)
+	assert.Error(t, err, "an interrupted run exits non-zero")
+	assert.Contains(t, out, "interrupt: reverting")
+	assert.Regexp(t, `(?m)^access-log\s+reverted`, out)
+	assert.Regexp(t, `(?m)^threads\s+not run`, out)
+	got, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	assert.Equal(t, orig, got)
+	entries, err := tuning.ReadJournal(journal)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.True(t, e.Reverted, e.Step)
+	}
+	_, err = in.PID()
+	assert.ErrorIs(t, err, tomcatconf.ErrNotRunning)
+}
+
+// TestApplyHotplug restricts Tomcat to CPU 0 the seeds' way, taking cpu1
+// offline for the baseline measurement, and checks it is back online
+// afterwards.
+func TestApplyHotplug(t *testing.T) {
+	testutil.RequireHostTests(t)
+	in, port, orig := tomcatBase(t)
+	testutil.LockHotplug(t)
+	h := tuning.NewDefault()
+	before, err := h.OnlineCPUs()
+	require.NoError(t, err)
+	if !before.Contains(1) || before.Len() < 2 {
+		t.Skipf("needs cpu1 online and another CPU; online: %s", before)
+	}
+	if _, err := os.Stat("/sys/devices/system/cpu/cpu1/online"); err != nil {
+		t.Skipf("cpu1 is not hot-pluggable: %v", err)
+	}
+	if before.Len() > 2 {
+		t.Skipf("only cpu1 may be hotplugged by tests; this host has %d CPUs online", before.Len())
+	}
+	t.Cleanup(func() {
+		if err := h.SetOnline(1, true); err != nil {
+			t.Errorf("cleanup: bring cpu1 online: %v", err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := runProgram(t, ctx, "-apply", "-cpus", "1",
+		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
+		"-journal", filepath.Join(t.TempDir(), "j"), "-steps", "cpus",
+		"-duration", "1s", "-warmup", "500ms", "-rate", "300", "-connections", "8")
+	require.NoError(t, err)
+	assert.Contains(t, out, "take offline: 1")
+	assert.Regexp(t, `(?m)^baseline: [1-9]\d* requests/s`, out, "the baseline is measured with cpu1 offline")
+	assert.Regexp(t, `(?m)^cpus\s+reverted`, out)
+	after, err := h.OnlineCPUs()
+	require.NoError(t, err)
+	assert.True(t, before.Equal(after), "online %s, before %s", after, before)
+	assert.Contains(t, out, "online CPUs: "+before.String()+" ")
+	got, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	assert.Equal(t, orig, got)
+}
+
+// FuzzBuildSteps: any -steps text either fails with a message or gives
+// known, distinct steps whose names, joined, parse to the same plan.
+func FuzzBuildSteps(f *testing.F) {
+	for _, s := range []string{strings.Join(stepNames, ","), "threads,access-log", " cpus , iommu", "", ",,", "threads,threads", "nope"} {
+		f.Add(s)
+	}
+	known := map[string]bool{}
+	for _, n := range stepNames {
+		known[n] = true
+	}
+	f.Fuzz(func(t *testing.T, list string) {
+		s := &study{n: 8}
+		steps, err := buildSteps(s, list)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "-steps: ") {
+				t.Fatalf("error %q does not name the flag", err)
+			}
+			return
+		}
+		var names []string
+		seen := map[string]bool{}
+		for _, st := range steps {
+			if !known[st.Name] || seen[st.Name] {
+				t.Fatalf("step %q unknown or repeated in %q", st.Name, list)
+			}
+			seen[st.Name] = true
+			names = append(names, st.Name)
+		}
+		again, err := buildSteps(s, strings.Join(names, ","))
+		if err != nil || len(again) != len(steps) {
+			t.Fatalf("round trip of %q: %v", names, err)
+		}
+	})
+}
+
+// TestSecondSignalKeepsJournal: a second signal exits at once (status 130)
+// without waiting for the revert; -revert then restores server.xml.
+func TestSecondSignalKeepsJournal(t *testing.T) {
+	in, port, orig := tomcatBase(t)
+	journal := filepath.Join(t.TempDir(), "study.journal")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd, log, rest := startUntil(t, ctx, "== measure access-log", "-apply", "-cpu-method", "affinity",
+		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
+		"-journal", journal, "-steps", "access-log,threads",
+		"-duration", "2s", "-warmup", "0s", "-rate", "200", "-connections", "8")
+	// Two different signals: the kernel keeps both pending (two SIGINTs
+	// sent back to back can merge into one).
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	err := cmd.Wait()
+	out := log.String() + <-rest
+	t.Logf("interrupted run:\n%s", out)
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 130, ee.ExitCode())
+	assert.Contains(t, out, "exiting without reverting; run -revert -journal "+journal)
+
+	// The signals may race with the revert of the first one: whatever
+	// the journal still records, -revert restores.
+	out, err = runProgram(t, ctx, "-revert", "-journal", journal)
+	require.NoError(t, err)
+	got, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	assert.Equal(t, orig, got)
+	entries, err := tuning.ReadJournal(journal)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.True(t, e.Reverted, e.Step)
+	}
+}
+
+// channelsFrom parses a captured `ethtool -l` output from the corpus.
+func channelsFrom(t *testing.T, name string) nic.Channels {
+	t.Helper()
+	f, err := os.Open(testutil.CorpusFile(t, "cmd-outputs", name))
+	require.NoError(t, err)
+	defer f.Close()
+	_, ch, err := nic.ParseChannels(f)
+	require.NoError(t, err)
+	return ch
+}
+
+// TestNICQueuesPlan plans the nic-queues step on real channel counts
+// captured from the guide's mlx5 NIC and others.
+func TestNICQueuesPlan(t *testing.T) {
+	ctx := context.Background()
+	mlx5 := channelsFrom(t, "ethtool-l_arm-lp_grace-mlx5_enp1s0f0np0_before.txt")
+	s := &study{n: 8, iface: "enp1s0f0np0", channels: &mlx5}
+	ch, err := s.prepareNICQueues(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, ch.Describe, "ethtool -L enp1s0f0np0 combined 8")
+	if os.Geteuid() == 0 {
+		require.Empty(t, ch.Skip)
+		require.NotNil(t, ch.Apply)
+		require.Len(t, ch.Undo, 1)
+		assert.Equal(t, undoNICChannels, ch.Undo[0].Kind)
+		assert.Contains(t, string(ch.Undo[0].Data), `"interface":"enp1s0f0np0"`)
+	} else {
+		assert.Contains(t, ch.Skip, "CAP_NET_ADMIN")
+	}
+
+	// The guide's NIC after its own `ethtool -L combined 8`: nothing to do.
+	after := channelsFrom(t, "ethtool-l_arm-lp_grace-mlx5_enp1s0f0np0_after-L-combined-8.txt")
+	s.channels = &after
+	ch, err = s.prepareNICQueues(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, ch.Skip)
+	assert.Nil(t, ch.Apply, "already 8 combined channels")
+
+	// rx/tx only, no combined: rx N tx N.
+	sep := channelsFrom(t, "ethtool-l_firedancer-issue1427_eno1_rx-tx-separate_no-combined.txt")
+	s = &study{n: 2, iface: "eno1", channels: &sep}
+	ch, err = s.prepareNICQueues(ctx)
+	require.NoError(t, err)
+	if ch.Skip == "" || strings.Contains(ch.Skip, "CAP_NET_ADMIN") {
+		assert.Regexp(t, `ethtool -L eno1 (rx \d+ tx \d+|tx \d+ rx \d+)`, ch.Describe)
+	}
+
+	// A request above the maximum is capped to it.
+	big := channelsFrom(t, "ethtool-l_firedancer-issue1427_ens3f0_combined64-other1.txt")
+	s = &study{n: 192, iface: "ens3f0", channels: &big}
+	ch, err = s.prepareNICQueues(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, ch.Describe, fmt.Sprintf("combined %d", big.MaxCombined))
+
+	for _, tc := range []struct {
+		s    *study
+		want string
+	}{
+		{&study{n: 8, ifaceWhy: "no interface holds 10.0.0.1 (the URL's host): it is remote"}, "no NIC: no interface holds"},
+		{&study{n: 8, iface: "lo", ifaceVirtual: true, ifaceWhy: "lo is virtual"}, "no physical NIC"},
+		{&study{n: 8, iface: "eth9", channelsErr: errors.New("operation not supported")}, "channels unknown"},
+		{&study{n: 8, iface: "eth9", channels: &nic.Channels{MaxOther: 1, Other: 1}}, "no combined or rx/tx channels"},
+	} {
+		ch, err := tc.s.prepareNICQueues(ctx)
+		require.NoError(t, err)
+		assert.Contains(t, ch.Skip, tc.want)
+		assert.Nil(t, ch.Apply)
+	}
+}
+
+// TestRemoteLoad: with -remote-load the study applies and restarts, prints
+// the client's command line and waits for Enter instead of measuring.
+func TestRemoteLoad(t *testing.T) {
+	in, port, orig := tomcatBase(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, program(t), "-apply", "-remote-load", "-cpu-method", "affinity",
+		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
+		"-journal", filepath.Join(t.TempDir(), "j"), "-steps", "access-log,threads", "-rate", "500000", "-connections", "1280", "-duration", "60s")
+	cmd.Env = cleanEnv()
+	cmd.Stdin = strings.NewReader("\n\n\n")
+	outb, err := cmd.CombinedOutput()
+	out := string(outb)
+	t.Logf("%s", out)
+	require.NoError(t, err)
+	assert.Equal(t, 3, strings.Count(out, "run the load from the client now"), "baseline, access-log, threads")
+	assert.Contains(t, out, fmt.Sprintf("go run ./examples/loadgen -t2 -c1280 -R500000 -d60s --latency http://127.0.0.1:%d/examples/servlets/servlet/HelloWorldExample", port))
+	assert.Contains(t, out, "maxThreads=")
+	assert.NotContains(t, out, "thread census of JVM", "no local load to take a census under")
+	assert.NotContains(t, out, "== Step table ==")
+	got, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	assert.Equal(t, orig, got)
+}

@@ -1,0 +1,486 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nettune/nettune/internal/hostfs"
+	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/tomcatconf"
+	"github.com/nettune/nettune/tuning"
+)
+
+// planOnly prints every step's change or skip reason, then measures a
+// baseline without changing the host.
+func planOnly(ctx context.Context, w io.Writer, s *study, steps []tuning.Step) error {
+	fmt.Fprintln(w, "== Plan (nothing is changed without -apply) ==")
+	for i, st := range steps {
+		ch, err := st.Prepare(ctx)
+		fmt.Fprintf(w, "%d. %s: %s\n", i+1, st.Name, st.Title)
+		switch {
+		case err != nil:
+			fmt.Fprintf(w, "   cannot plan: %v\n", err)
+		case ch.Skip != "":
+			if ch.Describe != "" {
+				fmt.Fprint(w, indent(ch.Describe))
+			}
+			fmt.Fprintf(w, "   skipped: %s\n", ch.Skip)
+		case ch.Apply == nil:
+			fmt.Fprintf(w, "   unchanged: %s\n", firstNonEmpty(strings.TrimSpace(ch.Describe), "nothing to do"))
+		default:
+			fmt.Fprint(w, indent(ch.Describe))
+		}
+	}
+	if !s.live {
+		fmt.Fprintln(w, "fixture root: no baseline measurement")
+		return nil
+	}
+	fmt.Fprintln(w, "== Baseline (nothing on the host changes) ==")
+	target, cleanup, err := s.baselineTarget(ctx)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	f, err := s.load(ctx, "baseline", target, 0)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(w, loadgen.Compare(f).Text())
+	fmt.Fprintln(w, "-apply runs the plan, measuring after each step")
+	return nil
+}
+
+func indent(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return ""
+	}
+	return "   " + strings.ReplaceAll(s, "\n", "\n   ") + "\n"
+}
+
+// baselineTarget picks what plan mode measures: -url if it answers,
+// else the local Tomcat started from a temporary copy of its
+// CATALINA_BASE on a free port, else the built-in HelloWorld server.
+func (s *study) baselineTarget(ctx context.Context) (string, func(), error) {
+	nop := func() {}
+	if s.o.url != "" {
+		fmt.Fprintf(s.w, "measuring %s\n", s.o.url)
+		return s.o.url, nop, nil
+	}
+	if s.inst != nil {
+		if answers(s.url) {
+			fmt.Fprintf(s.w, "measuring the running Tomcat at %s\n", s.url)
+			return s.url, nop, nil
+		}
+		u, stop, err := s.tempTomcat(ctx)
+		if err == nil {
+			fmt.Fprintf(s.w, "measuring a temporary copy of %s at %s\n", s.inst.Base, u)
+			return u, stop, nil
+		}
+		fmt.Fprintf(s.w, "cannot start a temporary copy of the local Tomcat: %v\n", err)
+	}
+	hw, err := loadgen.StartHelloWorld("127.0.0.1:0")
+	if err != nil {
+		return "", nop, err
+	}
+	fmt.Fprintf(s.w, "no local Tomcat to measure: measuring nettune's built-in HelloWorld server at %s instead (not a Tomcat figure)\n", hw.URL)
+	return hw.URL, func() { hw.Close() }, nil
+}
+
+func answers(u string) bool { return http2xx(u, 2*time.Second) }
+
+// tempTomcat copies the instance's conf and webapps into a temporary
+// CATALINA_BASE, moves its Connector to a free port and starts it.
+func (s *study) tempTomcat(ctx context.Context) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "tomcat-tuning-base-")
+	if err != nil {
+		return "", nil, err
+	}
+	fail := func(err error) (string, func(), error) {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	for _, d := range []string{"logs", "temp", "work"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return fail(err)
+		}
+	}
+	for _, d := range []string{"conf", "webapps"} {
+		if out, err := exec.CommandContext(ctx, "cp", "-rL", filepath.Join(s.inst.Base, d), dir).CombinedOutput(); err != nil {
+			return fail(fmt.Errorf("copy %s: %v: %s", d, err, bytes.TrimSpace(out)))
+		}
+	}
+	port, err := freePort()
+	if err != nil {
+		return fail(err)
+	}
+	xml := filepath.Join(dir, "conf", "server.xml")
+	cfg, err := tomcatconf.Load(xml)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := cfg.SetConnector(s.connQuery, []tomcatconf.Attr{{Name: "port", Value: strconv.Itoa(port)}}, nil); err != nil {
+		return fail(err)
+	}
+	if _, err := cfg.Save(nil); err != nil {
+		return fail(err)
+	}
+	in := &tomcatconf.Instance{Home: s.inst.Home, Base: dir}
+	u := fmt.Sprintf("http://127.0.0.1:%d%s", port, loadgen.HelloWorldPath)
+	if _, err := in.Start(ctx, &tomcatconf.StartOptions{ReadyURL: u}); err != nil {
+		return fail(err)
+	}
+	return u, func() {
+		if _, err := in.Stop(context.Background(), nil); err != nil {
+			fmt.Fprintf(s.w, "stop the temporary Tomcat: %v\n", err)
+		}
+		os.RemoveAll(dir)
+	}, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// applySteps runs the plan with a journal, measuring after each step,
+// then prints the step table.
+func applySteps(ctx context.Context, w io.Writer, s *study, steps []tuning.Step) error {
+	if s.inst == nil {
+		return fmt.Errorf("-apply needs a Tomcat instance (install tomcat10 + tomcat10-examples, or set -catalina-home/-catalina-base): %v", s.instErr)
+	}
+	if err := os.MkdirAll(filepath.Dir(s.o.journal), 0o755); err != nil {
+		return err
+	}
+	j, err := tuning.CreateJournal(s.o.journal)
+	if errors.Is(err, tuning.ErrPendingJournal) {
+		return fmt.Errorf("%w: a previous run was interrupted; run with -revert -journal %s first", err, s.o.journal)
+	}
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	rev, closeNIC := reverters(s.cpuHost)
+	defer closeNIC()
+	if _, err := s.inst.PID(); err == nil {
+		s.wasRunning = true
+	}
+	selfAff, err := s.numaHost.Affinity(os.Getpid())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := s.numaHost.RestoreAffinity(selfAff); err != nil {
+			fmt.Fprintf(w, "restore this process's CPU affinity: %v\n", err)
+		}
+		if cpus, err := s.numaHost.AllowedCPUs(os.Getpid()); err == nil {
+			fmt.Fprintf(w, "CPU affinity of this process: %s\n", cpus)
+		}
+		if on, err := s.cpuHost.OnlineCPUs(); err == nil {
+			fmt.Fprintf(w, "online CPUs: %s (%s at start)\n", on, s.online)
+		}
+	}()
+
+	r := &tuning.Runner{Journal: j, Reverters: rev, Keep: s.o.keep,
+		AfterStep: func(ctx context.Context, res tuning.StepResult) error {
+			fmt.Fprintf(w, "== measure %s ==\n", res.Name)
+			return s.measureStep(ctx, res.Name)
+		}}
+	results, runErr := r.Run(ctx, announce(w, steps))
+	// The JVM was started with the tuned files: with -keep it stays up
+	// as tuned; otherwise Tomcat is put back as found.
+	var stopErr error
+	if s.o.keep && runErr == nil {
+		fmt.Fprintf(w, "Tomcat left running as tuned (JVM %d)\n", s.jvmPID)
+	} else {
+		stopErr = s.finishTomcat(context.WithoutCancel(ctx))
+	}
+	fmt.Fprintln(w, "== Steps ==")
+	fmt.Fprint(w, tuning.FormatResults(results))
+	if len(s.figures) > 0 {
+		fmt.Fprintln(w, "== Step table ==")
+		cmp := loadgen.Compare(s.figures...)
+		fmt.Fprint(w, cmp.Text())
+		if err := writeOutputs(s.o, cmp); err != nil {
+			runErr = errors.Join(runErr, err)
+		}
+	}
+	if s.o.keep && runErr == nil {
+		fmt.Fprintf(w, "changes kept; undo them with -revert -journal %s\n", s.o.journal)
+	} else {
+		fmt.Fprintln(w, "every change reverted")
+	}
+	return errors.Join(runErr, stopErr)
+}
+
+// announce wraps each step's Prepare to print the change (or why it is
+// skipped) as the Runner reaches it.
+func announce(w io.Writer, steps []tuning.Step) []tuning.Step {
+	out := make([]tuning.Step, len(steps))
+	for i, st := range steps {
+		prepare := st.Prepare
+		st.Prepare = func(ctx context.Context) (*tuning.Change, error) {
+			ch, err := prepare(ctx)
+			fmt.Fprintf(w, "== %s: %s ==\n", st.Name, st.Title)
+			if err != nil {
+				return ch, err
+			}
+			fmt.Fprint(w, indent(ch.Describe))
+			switch {
+			case ch.Skip != "":
+				fmt.Fprintf(w, "   skipped: %s\n", ch.Skip)
+			case ch.Apply == nil:
+				fmt.Fprintln(w, "   unchanged")
+			}
+			return ch, nil
+		}
+		out[i] = st
+	}
+	return out
+}
+
+func writeOutputs(o options, cmp loadgen.Comparison) error {
+	if o.jsonFile != "" {
+		b, err := cmp.JSON()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.jsonFile, b, 0o644); err != nil {
+			return err
+		}
+	}
+	if o.plotFile != "" {
+		var buf bytes.Buffer
+		if err := loadgen.PlotThroughput(&buf, "Tomcat tuning steps", cmp); err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.plotFile, buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finishTomcat stops the JVM the study started and, when Tomcat was
+// running before, starts it again with the (reverted or kept) files.
+func (s *study) finishTomcat(ctx context.Context) error {
+	if _, err := s.inst.Stop(ctx, nil); err != nil && !errors.Is(err, tomcatconf.ErrNotRunning) {
+		return err
+	}
+	if !s.wasRunning {
+		return nil
+	}
+	_, err := s.inst.Start(ctx, &tomcatconf.StartOptions{ReadyURL: s.url})
+	return err
+}
+
+// restart stops and starts Tomcat under the raised open-files limit and,
+// with -cpu-method affinity, pins the JVM.
+func (s *study) restart(ctx context.Context) error {
+	if _, err := s.inst.Stop(ctx, nil); err != nil && !errors.Is(err, tomcatconf.ErrNotRunning) {
+		return err
+	}
+	s.inst.NoFile = tuning.DefaultOpenFiles
+	res, err := s.inst.Start(ctx, &tomcatconf.StartOptions{ReadyURL: s.url})
+	if err != nil {
+		return err
+	}
+	s.jvmPID = res.PID
+	fmt.Fprintf(s.w, "restarted Tomcat: JVM %d, ready in %s, open files %d", res.PID, res.Ready.Round(time.Millisecond), res.NoFile)
+	if res.NoFile < tuning.DefaultOpenFiles {
+		fmt.Fprintf(s.w, " (asked %d: the hard limit caps it)", tuning.DefaultOpenFiles)
+	}
+	fmt.Fprintln(s.w)
+	if s.o.cpuMethod == methodAffinity {
+		s.mu.Lock()
+		cpus := s.tomcatCPUs
+		s.mu.Unlock()
+		if _, err := s.numaHost.Pin(res.PID, cpus); err != nil {
+			return err
+		}
+		fmt.Fprintf(s.w, "pinned JVM %d to CPUs %s\n", res.PID, cpus)
+	}
+	return nil
+}
+
+// measureStep restarts Tomcat and measures it (or, with -remote-load,
+// waits while the client measures).
+func (s *study) measureStep(ctx context.Context, name string) error {
+	if err := s.restart(ctx); err != nil {
+		return err
+	}
+	if s.o.remote {
+		fmt.Fprintf(s.w, "%s: run the load from the client now, for example (wrk2's command line):\n"+
+			"  go run ./examples/loadgen -t2 -c%d -R%.0f -d%s --latency %s\npress Enter when done\n",
+			name, s.o.connections, s.o.rate, fmt.Sprintf("%gs", s.o.duration.Seconds()), s.url)
+		if s.stdin == nil {
+			s.stdin = bufio.NewReader(os.Stdin)
+		}
+		if _, err := s.stdin.ReadString('\n'); err != nil {
+			return fmt.Errorf("waiting for Enter on standard input: %w", err)
+		}
+		return nil
+	}
+	f, err := s.load(ctx, name, s.url, s.jvmPID)
+	if err != nil {
+		return err
+	}
+	s.figures = append(s.figures, f)
+	fd := loadgen.FormatDuration
+	fmt.Fprintf(s.w, "%s: %.0f requests/s, latency avg %s p50 %s p99 %s max %s, %d errors",
+		name, f.Throughput, fd(f.Mean), fd(f.P50), fd(f.P99), fd(f.Max), f.Errors)
+	if f.CPU > 0 {
+		fmt.Fprintf(s.w, ", JVM CPU %.0f%%", f.CPU)
+	}
+	fmt.Fprintln(s.w)
+	return nil
+}
+
+// load runs the open-model load against target (pinned to the load CPUs
+// with -cpu-method affinity) and samples the JVM's CPU when pid > 0.
+func (s *study) load(ctx context.Context, name, target string, pid int) (loadgen.Figures, error) {
+	if s.o.cpuMethod == methodAffinity && s.o.apply {
+		s.mu.Lock()
+		cpus := s.loadCPUs
+		s.mu.Unlock()
+		if !cpus.IsEmpty() {
+			if _, err := s.numaHost.Pin(os.Getpid(), cpus); err != nil {
+				return loadgen.Figures{}, fmt.Errorf("pin the load generator: %w", err)
+			}
+		}
+	}
+	if s.o.warmup > 0 {
+		// A closed-loop warm-up: a freshly started JVM is still compiling
+		// and, at an open-model rate, would build a backlog of seconds that
+		// the measured run then inherits.
+		if _, err := loadgen.Run(ctx, loadgen.Config{URL: target, Connections: s.o.connections, Duration: s.o.warmup}); err != nil {
+			return loadgen.Figures{}, fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	cfg := loadgen.Config{URL: target, Rate: s.o.rate, Connections: s.o.connections, Duration: s.o.duration}
+	var before loadgen.CPUTimes
+	root := hostfs.Default()
+	if pid > 0 {
+		before, _ = loadgen.ProcessCPU(root, pid)
+	}
+	res, err := loadgen.Run(ctx, cfg)
+	if err != nil {
+		return loadgen.Figures{}, err
+	}
+	if res.Missed > 0 {
+		fmt.Fprintf(s.w, "warning: %d requests due were never sent (all %d connections busy): the server fell behind -rate %.0f\n",
+			res.Missed, res.Connections, s.o.rate)
+	}
+	f := figures(name, res)
+	if pid > 0 && !before.At.IsZero() {
+		if after, err := loadgen.ProcessCPU(root, pid); err == nil {
+			s.mu.Lock()
+			n := s.tomcatCPUs.Len()
+			s.mu.Unlock()
+			if s.o.cpuMethod == methodHotplug {
+				n = s.online.Len()
+				if on, err := s.cpuHost.OnlineCPUs(); err == nil {
+					n = on.Len()
+				}
+			}
+			f.CPU = loadgen.Use(before, after, n).Percent
+		}
+	}
+	return f, nil
+}
+
+// figures turns a loadgen result into the headline numbers of one step.
+func figures(name string, res *loadgen.Result) loadgen.Figures {
+	h := res.Histograms.Latency
+	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+	e := res.Errors
+	return loadgen.Figures{
+		Name:       name,
+		Requests:   int64(res.Requests),
+		Errors:     int64(e.Socket() + e.Status),
+		Throughput: res.AchievedRate,
+		Mean:       time.Duration(h.Mean() * float64(time.Microsecond)),
+		P50:        us(h.ValueAtQuantile(50)),
+		P90:        us(h.ValueAtQuantile(90)),
+		P99:        us(h.ValueAtQuantile(99)),
+		P999:       us(h.ValueAtQuantile(99.9)),
+		Max:        us(h.Max()),
+	}
+}
+
+// census loads the running JVM for half a measurement and counts its
+// threads meanwhile, as seed 000 does with top -H.
+func (s *study) census(ctx context.Context) (tomcatconf.Recommendation, error) {
+	pid := s.jvmPID
+	if pid == 0 {
+		var err error
+		if pid, err = s.inst.PID(); err != nil {
+			return tomcatconf.Recommendation{}, fmt.Errorf("thread census: %w", err)
+		}
+	}
+	interval := max(time.Second, s.o.duration/2)
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	loadDone := make(chan error, 1)
+	go func() {
+		_, err := loadgen.Run(lctx, loadgen.Config{URL: s.url, Rate: s.o.rate, Connections: s.o.connections,
+			Duration: interval + 2*time.Second})
+		loadDone <- err
+	}()
+	opts := &tomcatconf.CensusOptions{}
+	nctx, ncancel := context.WithTimeout(ctx, 10*time.Second)
+	if names, err := tomcatconf.JavaThreadNames(nctx, nil, "", pid); err == nil {
+		opts.Names = names
+	}
+	ncancel()
+	// Let the load reach the JVM before counting.
+	select {
+	case <-time.After(500 * time.Millisecond):
+	case <-ctx.Done():
+		return tomcatconf.Recommendation{}, ctx.Err()
+	}
+	c, err := tomcatconf.TakeCensus(ctx, pid, interval, opts)
+	cancel()
+	<-loadDone
+	if err != nil {
+		return tomcatconf.Recommendation{}, err
+	}
+	fmt.Fprintf(s.w, "thread census of JVM %d over %s under load (CPUs %s):\n", pid, interval, c.CPUs)
+	fmt.Fprintf(s.w, "   %-28s %-10s %7s %6s\n", "pool", "kind", "threads", "load")
+	for _, p := range c.Pools {
+		fmt.Fprintf(s.w, "   %-28s %-10s %7d %6.2f\n", p.Pool, p.Kind, p.Threads, p.Load)
+	}
+	rec := c.Recommend(0)
+	fmt.Fprintf(s.w, "recommended maxThreads=%d: %s\n", rec.MaxThreads, rec.Reason)
+	return rec, nil
+}
+
+// http2xx reports whether u answers a GET with a status below 400.
+func http2xx(u string, timeout time.Duration) bool {
+	c := &http.Client{Timeout: timeout}
+	resp, err := c.Get(u)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode < 400
+}

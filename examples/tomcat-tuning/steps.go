@@ -1,0 +1,313 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/nettune/nettune/bootcfg"
+	"github.com/nettune/nettune/nic"
+	"github.com/nettune/nettune/numa"
+	"github.com/nettune/nettune/tomcatconf"
+	"github.com/nettune/nettune/tuning"
+)
+
+// The steps, in the seeds' order.
+const (
+	stepIOMMU     = "iommu"
+	stepCPUs      = "cpus"
+	stepOpenFiles = "open-files"
+	stepAccessLog = "access-log"
+	stepThreads   = "threads"
+	stepNICQueues = "nic-queues"
+	stepNUMALocal = "numa-local"
+)
+
+var stepNames = []string{stepIOMMU, stepCPUs, stepOpenFiles, stepAccessLog, stepThreads, stepNICQueues, stepNUMALocal}
+
+// undoNICChannels is the journal kind of a channel change; its data is a
+// nicChannelsUndo.
+const undoNICChannels = "nic-channels"
+
+type nicChannelsUndo struct {
+	Interface string       `json:"interface"`
+	Before    nic.Channels `json:"before"`
+}
+
+// reverters returns the RevertFuncs of every change the study makes:
+// tuning's (file, cpu-online, sysctl) and the NIC channel counts. The
+// returned func closes the ethtool socket.
+func reverters(h *tuning.Host) (tuning.Reverters, func()) {
+	rev := h.Reverters()
+	var client *nic.Client
+	rev[undoNICChannels] = func(_ context.Context, data json.RawMessage) error {
+		var u nicChannelsUndo
+		if err := json.Unmarshal(data, &u); err != nil {
+			return fmt.Errorf("nic-channels undo record: %w", err)
+		}
+		if client == nil {
+			c, err := nic.NewDefault()
+			if err != nil {
+				return err
+			}
+			client = c
+		}
+		_, err := client.SetChannels(u.Interface, u.Before.Update())
+		return err
+	}
+	return rev, func() {
+		if client != nil {
+			client.Close()
+		}
+	}
+}
+
+// buildSteps returns the steps -steps names, in its order.
+func buildSteps(s *study, list string) ([]tuning.Step, error) {
+	all := map[string]tuning.Step{
+		stepIOMMU: {Name: stepIOMMU, Title: "IOMMU boot settings iommu.strict=1 iommu.passthrough=0", Baseline: true,
+			Prepare: s.prepareIOMMU},
+		stepCPUs: {Name: stepCPUs, Title: fmt.Sprintf("%d CPUs for Tomcat", s.n), Baseline: true,
+			Prepare: s.prepareCPUs},
+		stepOpenFiles: {Name: stepOpenFiles, Title: fmt.Sprintf("ulimit -n %d for Tomcat", tuning.DefaultOpenFiles), Baseline: true,
+			Prepare: s.prepareOpenFiles},
+		stepAccessLog: {Name: stepAccessLog, Title: "Access log off", Prepare: s.prepareAccessLog},
+		stepThreads:   {Name: stepThreads, Title: "maxThreads from a thread census, keep-alive limits", Prepare: s.prepareThreads},
+		stepNICQueues: {Name: stepNICQueues, Title: fmt.Sprintf("NIC queues = %d CPUs", s.n), Prepare: s.prepareNICQueues},
+		stepNUMALocal: {Name: stepNUMALocal, Title: "CPUs local to the NIC's NUMA node", Prepare: s.prepareNUMALocal},
+	}
+	var steps []tuning.Step
+	seen := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		st, ok := all[name]
+		if !ok {
+			return nil, fmt.Errorf("-steps: unknown step %q; want some of %s", name, strings.Join(stepNames, ","))
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("-steps: %q named twice", name)
+		}
+		seen[name] = true
+		steps = append(steps, st)
+	}
+	if len(steps) == 0 {
+		return nil, errors.New("-steps: no step named")
+	}
+	return steps, nil
+}
+
+// prepareIOMMU plans the seeds' IOMMU parameters in GRUB_CMDLINE_LINUX.
+// It is always skipped: the change needs a reboot, and the study never
+// edits the boot configuration (examples/grubiommu does).
+func (s *study) prepareIOMMU(context.Context) (*tuning.Change, error) {
+	if s.grub == nil {
+		return &tuning.Change{Skip: fmt.Sprintf("no GRUB defaults file to plan against (%v)", s.grubErr)}, nil
+	}
+	want := bootcfg.IOMMUAlign(bootcfg.DefaultIOMMUStrict, bootcfg.DefaultIOMMUPassthrough)
+	plan, err := s.grub.Plan(bootcfg.Edit{Var: bootcfg.CmdlineLinux, Set: want})
+	if err != nil {
+		return &tuning.Change{Skip: fmt.Sprintf("cannot plan the edit: %v", err)}, nil
+	}
+	if plan.Changed() {
+		return &tuning.Change{Describe: plan.Diff(),
+			Skip: "reboot required: apply with `grubiommu -strict -apply -update`, reboot, then run the study"}, nil
+	}
+	boot, err := s.grub.BootCmdline()
+	if err == nil && s.running != nil && bootcfg.PendingReboot(boot, s.running, want, nil).RebootRequired() {
+		return &tuning.Change{Describe: s.grubPath + " already has " + paramsText(want),
+			Skip: "reboot required: the running kernel does not have these parameters yet"}, nil
+	}
+	return &tuning.Change{Describe: "the file and the running kernel already have " + paramsText(want)}, nil
+}
+
+// prepareCPUs keeps s.n CPUs online (hotplug), or changes nothing on the
+// host (affinity: Tomcat is pinned after each start).
+func (s *study) prepareCPUs(context.Context) (*tuning.Change, error) {
+	s.mu.Lock()
+	cpus := s.tomcatCPUs
+	s.mu.Unlock()
+	if s.o.cpuMethod == methodAffinity {
+		return &tuning.Change{Describe: fmt.Sprintf("pin the JVM to CPUs %s after each start (sched_setaffinity); load generator on %s; no host change",
+			cpus, s.loadCPUs)}, nil
+	}
+	return s.cpuHost.KeepOnlineChange(cpus)
+}
+
+// prepareOpenFiles describes the open-files limit Tomcat is started with.
+// The limit is set on every start (Instance.NoFile), not on the host.
+func (s *study) prepareOpenFiles(context.Context) (*tuning.Change, error) {
+	cur, err := tuning.OpenFilesLimit()
+	if err != nil {
+		return nil, err
+	}
+	d := fmt.Sprintf("Tomcat is started under `ulimit -n %d` (this process: %s)", tuning.DefaultOpenFiles, cur)
+	if cur.Hard < tuning.DefaultOpenFiles {
+		d += fmt.Sprintf("; the hard limit here is %d, so the JVM gets %d unless CAP_SYS_RESOURCE can raise it", cur.Hard, cur.Hard)
+	}
+	return &tuning.Change{Describe: d}, nil
+}
+
+// prepareAccessLog comments out every AccessLogValve in server.xml.
+func (s *study) prepareAccessLog(context.Context) (*tuning.Change, error) {
+	if s.inst == nil {
+		return &tuning.Change{Skip: fmt.Sprintf("no Tomcat instance: %v", s.instErr)}, nil
+	}
+	xml := s.serverXML()
+	ch, err := tuning.FileChange(xml, func(old []byte) ([]byte, error) {
+		cfg, err := tomcatconf.Parse(xml, old)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := cfg.DisableAccessLog(tomcatconf.AccessLogComment); err != nil {
+			return nil, err
+		}
+		return cfg.Bytes(), nil
+	})
+	if err == nil && ch.Apply == nil {
+		ch.Describe = "no active AccessLogValve in " + xml
+	}
+	return ch, err
+}
+
+// prepareThreads sizes maxThreads: from a census of the running JVM under
+// load during -apply, from the guide's CPUs - 1 in plan mode.
+func (s *study) prepareThreads(ctx context.Context) (*tuning.Change, error) {
+	if s.inst == nil {
+		return &tuning.Change{Skip: fmt.Sprintf("no Tomcat instance: %v", s.instErr)}, nil
+	}
+	workers := max(1, s.n-1)
+	how := fmt.Sprintf("the guide's CPUs - 1 = %d (-apply sizes it from a thread census under load)", workers)
+	if s.o.apply && !s.o.remote {
+		rec, err := s.census(ctx)
+		if err != nil {
+			return nil, err
+		}
+		workers = rec.MaxThreads
+		how = "census: " + rec.Reason
+	}
+	xml := s.serverXML()
+	ch, err := tuning.FileChange(xml, func(old []byte) ([]byte, error) {
+		cfg, err := tomcatconf.Parse(xml, old)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := cfg.SetConnector(s.connQuery, tomcatconf.SeedConnectorAttrs(workers), &tomcatconf.SetOptions{ToExecutor: true}); err != nil {
+			return nil, err
+		}
+		return cfg.Bytes(), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ch.Describe = fmt.Sprintf("maxThreads=%d from %s\n%s", workers, how, ch.Describe)
+	return ch, nil
+}
+
+// prepareNICQueues sets the NIC's queue count to the CPU count (ethtool -L
+// IF combined N, or rx N tx N).
+func (s *study) prepareNICQueues(context.Context) (*tuning.Change, error) {
+	n := uint32(s.n)
+	switch {
+	case s.iface == "":
+		return &tuning.Change{Skip: "no NIC: " + s.ifaceWhy}, nil
+	case s.iface == "lo" || s.ifaceVirtual:
+		return &tuning.Change{Describe: fmt.Sprintf("ethtool -L %s combined %d", s.iface, n),
+			Skip: "no physical NIC: " + firstNonEmpty(s.ifaceWhy, s.iface+" is the loopback")}, nil
+	case s.channels == nil:
+		return &tuning.Change{Describe: fmt.Sprintf("ethtool -L %s combined %d", s.iface, n),
+			Skip: fmt.Sprintf("channels unknown: %v", s.channelsErr)}, nil
+	}
+	ch := *s.channels
+	if ch.MaxCombined == 0 && (ch.MaxRX == 0 || ch.MaxTX == 0) {
+		return &tuning.Change{Skip: s.iface + " has no combined or rx/tx channels to set"}, nil
+	}
+	limit := ch.MaxCombined
+	if limit == 0 {
+		limit = min(ch.MaxRX, ch.MaxTX)
+	}
+	if n > limit {
+		n = limit
+	}
+	u := ch.QueueUpdate(n)
+	next, err := ch.With(u)
+	if err != nil {
+		return &tuning.Change{Skip: err.Error()}, nil
+	}
+	desc := fmt.Sprintf("ethtool -L %s %s: %s", s.iface, u, nic.ChannelsChange{Interface: s.iface, Before: ch, After: next})
+	if next == ch {
+		return &tuning.Change{Describe: desc}, nil
+	}
+	if os.Geteuid() != 0 {
+		return &tuning.Change{Describe: desc, Skip: "not permitted: changing channels needs CAP_NET_ADMIN (run as root)"}, nil
+	}
+	undo, err := tuning.NewUndo(undoNICChannels, nicChannelsUndo{Interface: s.iface, Before: ch})
+	if err != nil {
+		return nil, err
+	}
+	iface := s.iface
+	return &tuning.Change{
+		Describe: desc,
+		Undo:     []tuning.Undo{undo},
+		Apply: func(context.Context) error {
+			c, err := nic.NewDefault()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			_, err = c.SetChannels(iface, u)
+			return err
+		},
+	}, nil
+}
+
+// prepareNUMALocal moves Tomcat to CPUs of the NIC's NUMA node: online
+// ones by hotplug, or its affinity.
+func (s *study) prepareNUMALocal(context.Context) (*tuning.Change, error) {
+	topo, err := s.numaHost.Topology()
+	if err != nil {
+		return nil, err
+	}
+	if len(topo.Nodes) <= 1 {
+		return &tuning.Change{Skip: "one NUMA node"}, nil
+	}
+	if s.ifaceNode < 0 {
+		return &tuning.Change{Skip: "the NIC's NUMA node is unknown: " + firstNonEmpty(s.ifaceWhy, "no numa_node")}, nil
+	}
+	hotplug := s.o.cpuMethod == methodHotplug
+	picked, err := topo.PickCPUs(s.ifaceNode, s.n, &numa.PickOptions{IncludeOffline: hotplug})
+	if err != nil {
+		return &tuning.Change{Skip: fmt.Sprintf("node %d: %v", s.ifaceNode, err)}, nil
+	}
+	if hotplug {
+		ch, err := s.cpuHost.KeepOnlineChange(picked)
+		if err != nil {
+			return nil, err
+		}
+		ch.Describe = fmt.Sprintf("CPUs %s of node %d (%s's)\n%s", picked, s.ifaceNode, s.iface, ch.Describe)
+		return ch, nil
+	}
+	s.mu.Lock()
+	cur := s.tomcatCPUs
+	s.mu.Unlock()
+	if cur.Equal(picked) {
+		return &tuning.Change{Describe: fmt.Sprintf("Tomcat already on CPUs %s of node %d", picked, s.ifaceNode)}, nil
+	}
+	return &tuning.Change{
+		Describe: fmt.Sprintf("pin the JVM to CPUs %s of node %d (%s's) instead of %s", picked, s.ifaceNode, s.iface, cur),
+		Apply: func(context.Context) error {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.tomcatCPUs = picked
+			s.loadCPUs = s.online.Difference(picked)
+			return nil
+		},
+	}, nil
+}
