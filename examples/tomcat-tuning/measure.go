@@ -389,7 +389,7 @@ func (s *study) load(ctx context.Context, name, target string, pid int) (loadgen
 		fmt.Fprintf(s.w, "warning: %d requests due were never sent (all %d connections busy): the server fell behind -rate %.0f\n",
 			res.Missed, res.Connections, s.o.rate)
 	}
-	f := figures(name, res)
+	f := loadgen.FiguresOf(name, res)
 	if pid > 0 && !before.At.IsZero() {
 		if after, err := loadgen.ProcessCPU(root, pid); err == nil {
 			s.mu.Lock()
@@ -405,25 +405,6 @@ func (s *study) load(ctx context.Context, name, target string, pid int) (loadgen
 		}
 	}
 	return f, nil
-}
-
-// figures turns a loadgen result into the headline numbers of one step.
-func figures(name string, res *loadgen.Result) loadgen.Figures {
-	h := res.Histograms.Latency
-	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
-	e := res.Errors
-	return loadgen.Figures{
-		Name:       name,
-		Requests:   int64(res.Requests),
-		Errors:     int64(e.Socket() + e.Status),
-		Throughput: res.AchievedRate,
-		Mean:       time.Duration(h.Mean() * float64(time.Microsecond)),
-		P50:        us(h.ValueAtQuantile(50)),
-		P90:        us(h.ValueAtQuantile(90)),
-		P99:        us(h.ValueAtQuantile(99)),
-		P999:       us(h.ValueAtQuantile(99.9)),
-		Max:        us(h.Max()),
-	}
 }
 
 // census loads the running JVM for half a measurement and counts its
