@@ -372,15 +372,11 @@ func (in *Instance) PID() (int, error) {
 // alive reports whether pid runs (not a zombie) and is this instance's JVM,
 // so a recycled PID is never signalled.
 func (in *Instance) alive(pid int) bool {
+	if !in.exists(pid) {
+		return false
+	}
 	host, err := hostRoot(in.Root)
 	if err != nil {
-		return false
-	}
-	stat, err := os.ReadFile(host.Proc(strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	if i := bytes.LastIndexByte(stat, ')'); i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X' {
 		return false
 	}
 	cmdline, err := os.ReadFile(host.Proc(strconv.Itoa(pid), "cmdline"))
