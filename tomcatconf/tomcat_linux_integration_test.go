@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -35,27 +34,7 @@ const helloPath = "/examples/servlets/servlet/HelloWorldExample"
 // temporary CATALINA_BASE.
 func newBase(t *testing.T) *tomcatconf.Instance {
 	t.Helper()
-	testutil.RequireRoot(t) // /etc/tomcat10 is root:tomcat 0640
-	for _, p := range []string{
-		filepath.Join(tomcatconf.DefaultHome, "bin", "catalina.sh"),
-		filepath.Join(tomcatconf.DefaultBase, "conf", "server.xml"),
-		"/usr/share/tomcat10-examples/examples",
-	} {
-		if _, err := os.Stat(p); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("CI must install tomcat10 and tomcat10-examples (.ci/setup): %v", err)
-			}
-			t.Skipf("Debian tomcat10 + tomcat10-examples not installed: %v", err)
-		}
-	}
-	base := t.TempDir()
-	for _, d := range []string{"logs", "temp", "work", "webapps"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(base, d), 0o755))
-	}
-	out, err := exec.Command("cp", "-rL", filepath.Join(tomcatconf.DefaultBase, "conf")+"/.", filepath.Join(base, "conf")).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	out, err = exec.Command("cp", "-rL", filepath.Join(tomcatconf.DefaultBase, "webapps", "ROOT"), filepath.Join(base, "webapps")).CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	base := testutil.DebianTomcatBase(t)
 	in := &tomcatconf.Instance{Home: tomcatconf.DefaultHome, Base: base}
 	t.Cleanup(func() {
 		res, err := in.Stop(context.Background(), nil)

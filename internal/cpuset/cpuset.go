@@ -145,7 +145,7 @@ func ParseNamed(s, source string) (Set, error) {
 // trimValue removes what surrounds a value read from sysfs: white space,
 // a trailing newline and trailing NUL bytes, in any order.
 func trimValue(s string) string {
-	return strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s), "\x00"))
+	return strings.Trim(s, " \t\n\v\f\r\x00")
 }
 
 func parseID(s string) (int, error) {

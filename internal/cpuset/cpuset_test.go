@@ -28,6 +28,7 @@ func TestParse(t *testing.T) {
 		{name: "unsorted and overlapping", in: "8-9,0-3,2-5", ids: []int{0, 1, 2, 3, 4, 5, 8, 9}, str: "0-5,8-9"},
 		{name: "kunpeng NUL terminated", in: "0-31\n\x00", ids: rangeIDs(0, 31), str: "0-31"},
 		{name: "NUL then space", in: "\x00 ", ids: []int{}, str: ""},
+		{name: "NUL space NUL", in: "\x00 \x00", ids: []int{}, str: ""},
 		{name: "stride", in: "0-7:2/4", ids: []int{0, 1, 4, 5}, str: "0-1,4-5"},
 		{name: "spaces around", in: "  1-2 , 5 ", ids: []int{1, 2, 5}, str: "1-2,5"},
 		{name: "high ids", in: "1023-1025", ids: []int{1023, 1024, 1025}, str: "1023-1025"},

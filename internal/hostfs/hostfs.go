@@ -166,7 +166,7 @@ func ReadString(path string) (string, error) {
 // Trim removes trailing NULs and surrounding white space from a value read
 // from sysfs or procfs.
 func Trim(s string) string {
-	return strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s), "\x00"))
+	return strings.Trim(s, " \t\n\v\f\r\x00")
 }
 
 // ReadInt reads an attribute holding one decimal integer ("1\n", "-1\n").

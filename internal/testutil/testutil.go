@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -280,4 +281,48 @@ func LockHotplug(t testing.TB) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Cleanup(func() { f.Close() }) // closing releases the lock
+}
+
+// Debian's tomcat10 layout, which the Tomcat tests copy from.
+const (
+	debianTomcatHome = "/usr/share/tomcat10"
+	debianTomcatBase = "/var/lib/tomcat10"
+)
+
+// DebianTomcatBase copies Debian's tomcat10 instance (conf from
+// /etc/tomcat10 through /var/lib/tomcat10/conf, the ROOT webapp, the
+// examples context) into a new temporary CATALINA_BASE and returns it. It
+// needs root (/etc/tomcat10 is root:tomcat 0640) and the tomcat10 and
+// tomcat10-examples packages: without them the test is skipped, or fails
+// under CI, which must install them.
+func DebianTomcatBase(t testing.TB) string {
+	t.Helper()
+	RequireRoot(t)
+	for _, p := range []string{
+		filepath.Join(debianTomcatHome, "bin", "catalina.sh"),
+		filepath.Join(debianTomcatBase, "conf", "server.xml"),
+		"/usr/share/tomcat10-examples/examples",
+	} {
+		if _, err := os.Stat(p); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("CI must install tomcat10 and tomcat10-examples (.ci/setup): %v", err)
+			}
+			t.Skipf("skipped: Debian tomcat10 + tomcat10-examples not installed: %v", err)
+		}
+	}
+	base := t.TempDir()
+	for _, d := range []string{"logs", "temp", "work", "webapps"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range [][]string{
+		{"cp", "-rL", filepath.Join(debianTomcatBase, "conf") + "/.", filepath.Join(base, "conf")},
+		{"cp", "-rL", filepath.Join(debianTomcatBase, "webapps", "ROOT"), filepath.Join(base, "webapps")},
+	} {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v: %s", c, err, out)
+		}
+	}
+	return base
 }
