@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/nettune/nettune/internal/atomicfile"
@@ -231,7 +232,7 @@ func (c *Config) Plan(e Edit) (*Plan, error) {
 	whole.Set(e.Set...)
 	whole.Remove(e.Remove...)
 	got, err := ParseCmdline(plan.After)
-	if err != nil || !equalParamList(got.Params(), whole.Params()) {
+	if err != nil || !slices.Equal(got.Params(), whole.Params()) {
 		return nil, fmt.Errorf("bootcfg: %s: a parameter is split across the assignments at %s:%d and before it; edit by hand", name, v.Origin.File, v.Origin.Line)
 	}
 	for _, path := range order {
@@ -239,18 +240,6 @@ func (c *Config) Plan(e Edit) (*Plan, error) {
 		plan.files = append(plan.files, fileEdit{path: path, old: []byte(f.data), new: []byte(applyRepls(f.data, edits[path]))})
 	}
 	return plan, c.verify(plan)
-}
-
-func equalParamList(a, b []Param) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 type repl struct {

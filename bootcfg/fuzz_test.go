@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +63,7 @@ func FuzzCmdline(f *testing.F) {
 		if got := others(again); !equalParams(got, before) {
 			t.Fatalf("other parameters changed: %q -> %q", before, got)
 		}
-		if !equalStrings(again.Init(), init) {
+		if !slices.Equal(again.Init(), init) {
 			t.Fatalf("init args changed: %q -> %q", init, again.Init())
 		}
 		again.Remove("iommu.strict")
@@ -73,18 +74,6 @@ func FuzzCmdline(f *testing.F) {
 }
 
 func equalParams(a, b []bootcfg.Param) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func equalStrings(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
 	}
