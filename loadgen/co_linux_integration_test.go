@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/loadgen"
 )
 
@@ -50,6 +51,7 @@ func freezeServer(t *testing.T, stall, period time.Duration) *httptest.Server {
 // machine only add latency) and fall short by 5 ms (histogram resolution,
 // the freeze's phase against the 100 ms the run covers at its edges).
 func TestIntegrationCoordinatedOmission(t *testing.T) {
+	testutil.StableCPUs(t)
 	const (
 		stall  = 300 * time.Millisecond
 		period = 2400 * time.Millisecond

@@ -138,6 +138,15 @@ func parsePIDStat(b []byte) (time.Duration, error) {
 // Use returns the utilisation between an earlier reading a and a later
 // reading b. For a process, cpus is the host's CPU count (pass the host
 // reading's CPUs); for the host it is ignored.
+//
+// A host's share is busy time over total time, as top computes it, when
+// the total is what the interval holds: wall time × online CPUs. CPU
+// hotplug breaks that: the kernel reports an offline CPU's idle time from
+// another counter, so the summed idle time jumps up or down when a CPU
+// goes or comes back (an online, offline, online sequence here took
+// 527 ticks off the total). Then, or when the number of online CPUs
+// differs between the readings, the share is busy time over wall time ×
+// the larger CPU count.
 func Use(a, b CPUTimes, cpus int) CPUUse {
 	wall := b.At.Sub(a.At)
 	busy := b.Busy - a.Busy
@@ -145,18 +154,32 @@ func Use(a, b CPUTimes, cpus int) CPUUse {
 		return CPUUse{}
 	}
 	u := CPUUse{Cores: busy.Seconds() / wall.Seconds()}
-	if total := b.Total - a.Total; total > 0 {
+	n := max(a.CPUs, b.CPUs)
+	if a.CPUs > 0 && a.CPUs == b.CPUs && plausibleTotal(b.Total-a.Total, wall, n) {
 		// The ratio of the integer durations, so busy == total is exactly
 		// 100%.
-		share := float64(busy) / float64(total)
+		share := min(float64(busy)/float64(b.Total-a.Total), 1)
 		u.Percent = 100 * share
-		if a.CPUs > 0 {
-			u.Cores = float64(a.CPUs) * share
-		}
-	} else if cpus > 0 {
-		u.Percent = 100 * u.Cores / float64(cpus)
+		u.Cores = float64(n) * share
+		return u
+	}
+	if n == 0 {
+		n = cpus
+	}
+	if n > 0 {
+		u.Cores = min(u.Cores, float64(n))
+		u.Percent = 100 * u.Cores / float64(n)
 	}
 	return u
+}
+
+// plausibleTotal reports whether total, the host's busy+idle time over an
+// interval, is wall × cpus to within 10% and two clock ticks per CPU
+// (the counters advance in ticks).
+func plausibleTotal(total, wall time.Duration, cpus int) bool {
+	want := float64(wall) * float64(cpus)
+	slack := 0.1*want + float64(2*cpus)*float64(time.Second/clockTicks)
+	return total > 0 && float64(total) >= want-slack && float64(total) <= want+slack
 }
 
 // FindProcess returns the PIDs under root whose command name (comm) or

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/internal/hostfs"
+	"github.com/nettune/nettune/internal/testutil"
 )
 
 func TestParseProcStat(t *testing.T) {
@@ -125,4 +127,87 @@ func TestProcessCPUMatchesGetrusage(t *testing.T) {
 	require.NoError(t, err)
 	r1 := rusage()
 	assert.InDelta(t, float64(r1-r0), float64(p1.Busy-p0.Busy), float64(60*time.Millisecond), "spun %d times", x)
+}
+
+// TestUseAcrossHotplug replays /proc/stat summary lines captured on this
+// machine around offlining and onlining cpu1: the summed idle time jumped
+// by +534 ticks when cpu1 went and by −527 when it came back, so busy over
+// total would be meaningless (0% or negative total) across the change.
+func TestUseAcrossHotplug(t *testing.T) {
+	read := func(line string, cpus int, at time.Duration) CPUTimes {
+		t.Helper()
+		c, err := parseProcStat([]byte(line))
+		require.NoError(t, err)
+		c.CPUs, c.At = cpus, time.Unix(0, 0).Add(at)
+		return c
+	}
+	before := read("cpu  32829 0 6291 196618 315 0 267 27 0 0\n", 2, 0)
+	offline := read("cpu  32869 0 6291 197152 316 0 267 27 0 0\n", 1, time.Second)
+	after := read("cpu  32909 0 6291 196625 315 0 267 27 0 0\n", 2, 2*time.Second)
+
+	// 40 busy ticks in a second of wall time on the larger CPU count (2).
+	for _, c := range []struct {
+		name string
+		a, b CPUTimes
+	}{{"cpu1 went offline", before, offline}, {"cpu1 came back", offline, after}} {
+		u := Use(c.a, c.b, 0)
+		assert.InDelta(t, 0.4, u.Cores, 1e-9, c.name)
+		assert.InDelta(t, 20, u.Percent, 1e-9, c.name)
+	}
+	// The same CPU count at both ends but a total that went backwards.
+	back := offline
+	back.CPUs = 2
+	u := Use(back, after, 0)
+	assert.InDelta(t, 20, u.Percent, 1e-9, "total fell by 527 ticks: wall time is the measure")
+
+	// A plausible interval keeps top's busy/total share.
+	steady := read("cpu  32869 0 6291 196778 315 0 267 27 0 0\n", 2, time.Second)
+	u = Use(before, steady, 0)
+	assert.InDelta(t, 100*40.0/200, u.Percent, 1e-9)
+	assert.InDelta(t, 0.4, u.Cores, 1e-9)
+}
+
+// TestIntegrationHostCPUAcrossHotplug takes real /proc/stat readings while
+// cpu1 goes offline and comes back, spinning between them: the host's
+// utilisation stays above zero and at most 100%, where busy over total
+// gave 0% (the failure that showed in a sweep while another package's test
+// hotplugged cpu1).
+func TestIntegrationHostCPUAcrossHotplug(t *testing.T) {
+	testutil.RequireHostTests(t)
+	testutil.LockHotplug(t)
+	const cpu1 = "/sys/devices/system/cpu/cpu1/online"
+	b, err := os.ReadFile(cpu1)
+	if err != nil || strings.TrimSpace(string(b)) != "1" {
+		t.Skipf("skipped: cpu1 is not an online hot-pluggable CPU here (%q, %v)", b, err)
+	}
+	t.Cleanup(func() {
+		if err := os.WriteFile(cpu1, []byte("1"), 0); err != nil {
+			t.Errorf("CLEANUP FAILED: bring cpu1 back online: %v", err)
+		}
+	})
+	spin := func() {
+		for deadline := time.Now().Add(300 * time.Millisecond); time.Now().Before(deadline); {
+		}
+	}
+	root := hostfs.Default()
+	h0, err := HostCPU(root)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(cpu1, []byte("0"), 0))
+	spin()
+	h1, err := HostCPU(root)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(cpu1, []byte("1"), 0))
+	spin()
+	h2, err := HostCPU(root)
+	require.NoError(t, err)
+	t.Logf("totals %v → %v → %v, CPUs %d → %d → %d", h0.Total, h1.Total, h2.Total, h0.CPUs, h1.CPUs, h2.CPUs)
+	for _, c := range []struct {
+		name string
+		a, b CPUTimes
+	}{{"offline", h0, h1}, {"online again", h1, h2}, {"whole", h0, h2}} {
+		u := Use(c.a, c.b, 0)
+		assert.Greater(t, u.Percent, 0.0, c.name)
+		assert.LessOrEqual(t, u.Percent, 100.0, c.name)
+		assert.LessOrEqual(t, u.Cores, 2.0, c.name)
+	}
 }

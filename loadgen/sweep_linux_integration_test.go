@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/loadgen"
 )
 
@@ -41,6 +42,7 @@ func poolServer(t *testing.T, workers int, service time.Duration) string {
 }
 
 func TestIntegrationSweepKnee(t *testing.T) {
+	testutil.StableCPUs(t)
 	const workers, service = 4, 20 * time.Millisecond
 	url := poolServer(t, workers, service)
 	// The host is shared (CI runs other packages' tests, Tomcat among
@@ -250,6 +252,7 @@ const shardDuration, shardWarmup = 2 * time.Second, 500 * time.Millisecond
 // against one server, merges their logs, and compares with one process at
 // the whole rate.
 func TestIntegrationShardsThreeProcesses(t *testing.T) {
+	testutil.StableCPUs(t)
 	hello, err := loadgen.StartHelloWorld("127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { hello.Close() })
@@ -389,6 +392,7 @@ func thrashServer(t *testing.T, workers int, service time.Duration) string {
 }
 
 func TestIntegrationSweepOverdrive(t *testing.T) {
+	testutil.StableCPUs(t)
 	const workers, service = 4, 20 * time.Millisecond
 	url := thrashServer(t, workers, service)
 	var problems []string

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nettune/nettune/internal/hostfs"
+	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/numa"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,6 +28,7 @@ var freeLine = regexp.MustCompile(`(?m)^node \d+ free: .*$`)
 // can move too on a VM whose balloon driver is active, so a mismatch only
 // in size lines is retried a few times.
 func TestIntegrationHostMatchesNumactl(t *testing.T) {
+	testutil.StableCPUs(t)
 	bin, err := exec.LookPath("numactl")
 	if err != nil {
 		t.Skip("skipped: numactl not installed (apt-get install numactl)")
@@ -51,6 +53,7 @@ func TestIntegrationHostMatchesNumactl(t *testing.T) {
 // TestIntegrationHostMatchesLscpu compares the lscpu NUMA lines of this
 // machine with util-linux's lscpu (piped, so flat).
 func TestIntegrationHostMatchesLscpu(t *testing.T) {
+	testutil.StableCPUs(t)
 	bin, err := exec.LookPath("lscpu")
 	if err != nil {
 		t.Skip("skipped: lscpu not installed (util-linux)")
@@ -124,6 +127,7 @@ func statusCPUs(t *testing.T, pid, tid int) string {
 // affinity back from /proc/PID/status, then restores it. Pinning one's own
 // child needs no privilege.
 func TestIntegrationPinChild(t *testing.T) {
+	testutil.StableCPUs(t)
 	pid := startChild(t, "sleep", "30")
 	h := numa.NewDefault()
 	before, err := h.AllowedCPUs(pid)
@@ -159,6 +163,7 @@ func TestIntegrationPinChild(t *testing.T) {
 // binary re-run as a helper: the Go runtime keeps several OS threads) and
 // checks every /proc/PID/task/TID.
 func TestIntegrationPinAllThreads(t *testing.T) {
+	testutil.StableCPUs(t)
 	self, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.Command(self, "-test.run=^TestHelperThreads$")
@@ -243,6 +248,7 @@ func TestHelperThreads(t *testing.T) {
 // EINVAL and the process keeps its affinity; a gone process is
 // os.ErrNotExist.
 func TestIntegrationPinErrors(t *testing.T) {
+	testutil.StableCPUs(t)
 	pid := startChild(t, "sleep", "30")
 	h := numa.NewDefault()
 	before, err := h.AllowedCPUs(pid)
@@ -269,6 +275,7 @@ func TestIntegrationPinErrors(t *testing.T) {
 // TestIntegrationPinPermission: without CAP_SYS_NICE, pinning a process of
 // another user (init) fails with os.ErrPermission.
 func TestIntegrationPinPermission(t *testing.T) {
+	testutil.StableCPUs(t)
 	if os.Geteuid() == 0 {
 		t.Skip("skipped: root may pin any process")
 	}

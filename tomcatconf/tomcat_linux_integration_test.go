@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/tomcatconf"
@@ -87,6 +87,7 @@ func get(t *testing.T, client *http.Client, url string) (int, string) {
 // the guide's edits (maxThreads = CPUs - 1, access log commented out),
 // under load, counting exec threads.
 func TestIntegrationTomcat(t *testing.T) {
+	testutil.StableCPUs(t)
 	in := newBase(t)
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d%s", port, helloPath)
@@ -119,7 +120,9 @@ func TestIntegrationTomcat(t *testing.T) {
 	}
 
 	// The guide's edits.
-	workers := max(1, runtime.NumCPU()-1)
+	var mask unix.CPUSet
+	require.NoError(t, unix.SchedGetaffinity(0, &mask))
+	workers := max(1, mask.Count()-1)
 	c, err = tomcatconf.Load(in.ServerXML())
 	require.NoError(t, err)
 	q := tomcatconf.ConnectorQuery{Port: strconv.Itoa(port)}

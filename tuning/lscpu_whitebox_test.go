@@ -196,6 +196,7 @@ func TestSummaryCapturedTrees(t *testing.T) {
 
 // This machine: our summary against the real lscpu on the real /sys.
 func TestSummaryMatchesRealLscpu(t *testing.T) {
+	testutil.StableCPUs(t)
 	if _, err := exec.LookPath("lscpu"); err != nil {
 		t.Skip("skipped: lscpu (util-linux) not installed")
 	}

@@ -44,6 +44,7 @@ func runMain(t *testing.T, args string) (string, error) {
 // line for line, free memory aside (a size that moves with a VM balloon is
 // retried).
 func TestHMatchesNumactl(t *testing.T) {
+	testutil.StableCPUs(t)
 	bin, err := exec.LookPath("numactl")
 	if err != nil {
 		t.Skip("skipped: numactl not installed (apt-get install numactl)")

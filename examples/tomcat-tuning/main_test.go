@@ -250,6 +250,7 @@ func tomcatBase(t *testing.T) (*tomcatconf.Instance, int, []byte) {
 // with short steps, CPU restriction by affinity, and the automatic revert
 // at the end.
 func TestApplyAffinityRevert(t *testing.T) {
+	testutil.StableCPUs(t)
 	in, port, orig := tomcatBase(t)
 	h := tuning.NewDefault()
 	onlineBefore, err := h.OnlineCPUs()
@@ -311,6 +312,7 @@ func TestApplyAffinityRevert(t *testing.T) {
 // TestKillThenRevert kills the study with SIGKILL once the access log is
 // off, then restores server.xml from the journal with -revert.
 func TestKillThenRevert(t *testing.T) {
+	testutil.StableCPUs(t)
 	in, port, orig := tomcatBase(t)
 	journal := filepath.Join(t.TempDir(), "study.journal")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -407,6 +409,7 @@ func startUntil(t *testing.T, ctx context.Context, prefix string, args ...string
 // TestInterruptReverts sends SIGINT while a step is measured: the run
 // reverts everything and exits, server.xml byte-identical.
 func TestInterruptReverts(t *testing.T) {
+	testutil.StableCPUs(t)
 	in, port, orig := tomcatBase(t)
 	journal := filepath.Join(t.TempDir(), "study.journal")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -516,6 +519,7 @@ func FuzzBuildSteps(f *testing.F) {
 // TestSecondSignalKeepsJournal: a second signal exits at once (status 130)
 // without waiting for the revert; -revert then restores server.xml.
 func TestSecondSignalKeepsJournal(t *testing.T) {
+	testutil.StableCPUs(t)
 	in, port, orig := tomcatBase(t)
 	journal := filepath.Join(t.TempDir(), "study.journal")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -258,29 +258,88 @@ func extract(archive, dest string) error {
 }
 
 // LockHotplug serialises the tests that hotplug CPUs across test
-// processes (go test runs packages in parallel): it takes an exclusive
-// flock on $TMPDIR/nettune-cpu-hotplug.lock, waiting at most a minute,
-// and releases it in t.Cleanup.
+// processes (go test runs packages in parallel) and keeps them apart from
+// the tests that called StableCPUs: it holds the CPU lock exclusively
+// until t.Cleanup. Tests waiting in StableCPUs queue behind a waiting
+// hotplug test, so it is not starved.
 func LockHotplug(t testing.TB) {
 	t.Helper()
-	p := filepath.Join(os.TempDir(), "nettune-cpu-hotplug.lock")
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o600)
+	lockCPUs(t, true)
+}
+
+// StableCPUs makes the set of online CPUs hold still until t.Cleanup: the
+// test shares the CPU lock with other such tests and no test that calls
+// LockHotplug takes a CPU offline meanwhile. Tests that compare two views
+// of the CPUs taken at different times (ours and numactl's or lscpu's, a
+// process's affinity before and after) or time work against the CPU count
+// call it; a test must not call both.
+func StableCPUs(t testing.TB) {
+	t.Helper()
+	lockCPUs(t, false)
+}
+
+// cpuLockWait bounds the wait for the CPU lock; the longest holder is a
+// tuning-study test that measures Tomcat for about a minute.
+const cpuLockWait = 5 * time.Minute
+
+// lockCPUs is a readers–writer lock across processes from two flock(2)
+// files in $TMPDIR. A turnstile, held exclusively for a moment by readers
+// and for the whole test by a writer, gives a waiting writer precedence;
+// the CPU lock itself is held shared by readers and exclusively by the
+// writer.
+func lockCPUs(t testing.TB, exclusive bool) {
+	t.Helper()
+	release, err := lockCPUsIn(os.TempDir(), exclusive, cpuLockWait)
 	if err != nil {
-		t.Fatalf("hotplug lock %s: %v", p, err)
+		t.Fatal(err)
 	}
-	deadline := time.Now().Add(time.Minute)
+	t.Cleanup(release)
+}
+
+// lockCPUsIn takes the CPU lock in dir and returns its release.
+func lockCPUsIn(dir string, exclusive bool, wait time.Duration) (release func(), err error) {
+	deadline := time.Now().Add(wait)
+	turnstile, err := flock(filepath.Join(dir, "nettune-cpu-turnstile.lock"), syscall.LOCK_EX, deadline)
+	if err != nil {
+		return nil, err
+	}
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	cpus, err := flock(filepath.Join(dir, "nettune-cpu-hotplug.lock"), how, deadline)
+	if err != nil || !exclusive {
+		turnstile.Close() // closing releases the lock
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		cpus.Close()
+		if exclusive {
+			turnstile.Close()
+		}
+	}, nil
+}
+
+// flock opens the lock file p and takes lock how on it, polling until
+// deadline.
+func flock(p string, how int, deadline time.Time) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("CPU lock: %w", err)
+	}
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		if err == nil {
-			break
+			return f, nil
 		}
 		if err != syscall.EWOULDBLOCK || time.Now().After(deadline) {
 			f.Close()
-			t.Fatalf("hotplug lock %s: %v", p, err)
+			return nil, fmt.Errorf("CPU lock %s: %w (gave up waiting at %s)", p, err, deadline.Format(time.TimeOnly))
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
-	t.Cleanup(func() { f.Close() }) // closing releases the lock
 }
 
 // Debian's tomcat10 layout, which the Tomcat tests copy from.
