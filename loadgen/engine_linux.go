@@ -90,6 +90,7 @@ type runner struct {
 	stop     atomic.Bool
 	ivCh     chan ivPart
 	nloops   int
+	rawWait  bool // loops sleep through waitRaw (no more loops than Ps)
 }
 
 type ivPart struct {
@@ -142,6 +143,12 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	if ips[0].To4() != nil {
 		r.family = unix.AF_INET
 	}
+	if runtime.GOMAXPROCS(0) <= cfg.Threads {
+		// One P more than event loops, so the loops can sleep holding
+		// theirs (waitRaw) while the rest of the process keeps one.
+		runtime.GOMAXPROCS(cfg.Threads + 1)
+	}
+	r.rawWait = cfg.Threads < runtime.GOMAXPROCS(0)
 	r.warmupNs = int64(cfg.Warmup)
 	r.slack = int64(cfg.Slack)
 	r.endNs = math.MaxInt64
@@ -562,7 +569,11 @@ func (l *loop) loop() {
 					l.armed = wake
 				}
 			}
-			n, err = unix.EpollWait(l.epfd, l.events, -1)
+			if r.rawWait {
+				n, err = waitRaw(l.epfd, l.events)
+			} else {
+				n, err = unix.EpollWait(l.epfd, l.events, -1)
+			}
 		}
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
