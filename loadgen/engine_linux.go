@@ -552,14 +552,25 @@ func (l *loop) loop() {
 			l.flushInterval(now, true)
 			return
 		}
-		// Take what is ready without blocking; only when nothing is, arm
-		// the timer for the next due send (or tick) and sleep.
-		n, err := pollNow(l.epfd, l.events)
-		if err == nil && n == 0 {
-			wake := l.nextTick
-			if len(l.heap) > 0 && l.heap[0].due+l.r.slack < wake {
-				wake = l.heap[0].due + l.r.slack
-			}
+		wake := l.nextTick
+		if len(l.heap) > 0 && l.heap[0].due+l.r.slack < wake {
+			wake = l.heap[0].due + l.r.slack
+		}
+		var n int
+		var err error
+		waited := r.rawWait && wake == l.armed
+		if waited {
+			// The timer is set for the next wake-up already (a closed
+			// loop's next tick): one wait, which returns at once with
+			// what is ready, instead of a poll and then a wait.
+			n, err = waitRaw(l.epfd, l.events)
+		} else {
+			// Take what is ready without blocking; only when nothing
+			// is, arm the timer for the next due send (or tick) and
+			// sleep.
+			n, err = pollNow(l.epfd, l.events)
+		}
+		if err == nil && n == 0 && !waited {
 			if wake != l.armed {
 				d := wake - r.now()
 				if d < 1000 {
