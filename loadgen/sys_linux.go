@@ -13,7 +13,8 @@ import (
 // another thread; getting it back costs futex wake-ups, and sysmon's own
 // sleeps add more (measured with strace: ~0.3 futex and ~0.6 nanosleep per
 // request). Calls that cannot block therefore go through RawSyscall, which
-// skips that bookkeeping; only a blocking epoll_wait uses Syscall.
+// skips that bookkeeping; so does the blocking epoll_pwait when a P is left
+// for the rest of the process (waitRaw), and otherwise it uses Syscall.
 
 func errnoErr(e unix.Errno) error {
 	if e == 0 {
