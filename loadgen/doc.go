@@ -64,12 +64,12 @@
 // handing its P back to the Go scheduler (a blocking system call that
 // sysmon would otherwise retake every few tens of microseconds, at 8-9 %
 // of the process's CPU in a closed loop); for that Run keeps one P more
-// than event loops, raising GOMAXPROCS to Threads+1 when it is lower (and
-// leaving it there, as it leaves a raised open-files limit). The request
-// is serialised once; responses
-// are parsed by a streaming parser (status line, headers, Content-Length,
-// chunked, Connection: close, bodiless HEAD/204/304) that allocates nothing
-// per response. Each loop keeps its own histograms, merged at the end
+// than event loops, raising GOMAXPROCS to Threads+1 when it is lower and
+// putting it back when the run (the last of concurrent runs) ends. The
+// request is serialised once; responses are parsed by a streaming parser
+// (status line, headers, Content-Length, chunked, Connection: close,
+// bodiless HEAD/204/304) that allocates nothing per response. Each loop
+// keeps its own histograms, merged at the end
 // (HdrHistogram has no locking). net/http costs 2-3 times more CPU per
 // request; BenchmarkClosedLoop and scripts/loadgen-bench.sh measure it.
 //

@@ -143,11 +143,8 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	if ips[0].To4() != nil {
 		r.family = unix.AF_INET
 	}
-	if runtime.GOMAXPROCS(0) <= cfg.Threads {
-		// One P more than event loops, so the loops can sleep holding
-		// theirs (waitRaw) while the rest of the process keeps one.
-		runtime.GOMAXPROCS(cfg.Threads + 1)
-	}
+	release := reserveProcs(cfg.Threads)
+	defer release()
 	r.rawWait = cfg.Threads < runtime.GOMAXPROCS(0)
 	r.warmupNs = int64(cfg.Warmup)
 	r.slack = int64(cfg.Slack)
@@ -344,6 +341,39 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		res.AchievedRate = float64(res.Requests) / res.Elapsed.Seconds()
 	}
 	return res, nil
+}
+
+// procs keeps one P more than event loops while runs are active, so the
+// loops can sleep holding theirs (waitRaw) while the rest of the process
+// keeps one: GOMAXPROCS is raised when a run needs it and put back when the
+// last active run ends.
+var procs struct {
+	sync.Mutex
+	runs  int
+	saved int // GOMAXPROCS before an active run raised it; 0: not raised
+}
+
+// reserveProcs raises GOMAXPROCS to loops+1 if it is lower, for the time
+// until release is called.
+func reserveProcs(loops int) (release func()) {
+	procs.Lock()
+	defer procs.Unlock()
+	procs.runs++
+	if cur := runtime.GOMAXPROCS(0); cur <= loops {
+		if procs.saved == 0 {
+			procs.saved = cur
+		}
+		runtime.GOMAXPROCS(loops + 1)
+	}
+	return func() {
+		procs.Lock()
+		defer procs.Unlock()
+		procs.runs--
+		if procs.runs == 0 && procs.saved != 0 {
+			runtime.GOMAXPROCS(procs.saved)
+			procs.saved = 0
+		}
+	}
 }
 
 // dueBefore counts the requests the pacer schedules before end (ns).

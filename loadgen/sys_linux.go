@@ -66,8 +66,8 @@ func pollNow(epfd int, events []unix.EpollEvent) (int, error) {
 // next function call; and the caller's timerfd bounds it.
 //
 // The loops may hold their Ps only while a P is left for everything else
-// in the process (fewer loops than GOMAXPROCS; Run raises GOMAXPROCS to
-// make it so): with every P held by a sleeping loop, other goroutines (an
+// in the process (fewer loops than GOMAXPROCS; Run raises GOMAXPROCS for
+// the run to make it so: reserveProcs): with every P held by a sleeping loop, other goroutines (an
 // in-process server, timers, the interval collector) would run only when
 // sysmon preempts a loop, every 10 ms.
 func waitRaw(epfd int, events []unix.EpollEvent) (int, error) {
