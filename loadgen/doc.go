@@ -60,10 +60,16 @@
 // level-triggered epoll(7), and a timerfd(2) per loop armed for the next
 // due send with nanosecond resolution, so sends leave within tens of
 // microseconds of their intended time (wrk2's 1 ms timers add ~0.8 ms to
-// every corrected percentile). The request is serialised once; responses
-// are parsed by a streaming parser (status line, headers, Content-Length,
-// chunked, Connection: close, bodiless HEAD/204/304) that allocates nothing
-// per response. Each loop keeps its own histograms, merged at the end
+// every corrected percentile). A loop sleeps in epoll_pwait without
+// handing its P back to the Go scheduler (a blocking system call that
+// sysmon would otherwise retake every few tens of microseconds, at 8-9 %
+// of the process's CPU in a closed loop); for that Run keeps one P more
+// than event loops, raising GOMAXPROCS to Threads+1 when it is lower and
+// putting it back when the run (the last of concurrent runs) ends. The
+// request is serialised once; responses are parsed by a streaming parser
+// (status line, headers, Content-Length, chunked, Connection: close,
+// bodiless HEAD/204/304) that allocates nothing per response. Each loop
+// keeps its own histograms, merged at the end
 // (HdrHistogram has no locking). net/http costs 2-3 times more CPU per
 // request; BenchmarkClosedLoop and scripts/loadgen-bench.sh measure it.
 //

@@ -90,6 +90,7 @@ type runner struct {
 	stop     atomic.Bool
 	ivCh     chan ivPart
 	nloops   int
+	rawWait  bool // loops sleep through waitRaw (no more loops than Ps)
 }
 
 type ivPart struct {
@@ -142,6 +143,9 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	if ips[0].To4() != nil {
 		r.family = unix.AF_INET
 	}
+	release := reserveProcs(cfg.Threads)
+	defer release()
+	r.rawWait = cfg.Threads < runtime.GOMAXPROCS(0)
 	r.warmupNs = int64(cfg.Warmup)
 	r.slack = int64(cfg.Slack)
 	r.endNs = math.MaxInt64
@@ -337,6 +341,39 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		res.AchievedRate = float64(res.Requests) / res.Elapsed.Seconds()
 	}
 	return res, nil
+}
+
+// procs keeps one P more than event loops while runs are active, so the
+// loops can sleep holding theirs (waitRaw) while the rest of the process
+// keeps one: GOMAXPROCS is raised when a run needs it and put back when the
+// last active run ends.
+var procs struct {
+	sync.Mutex
+	runs  int
+	saved int // GOMAXPROCS before an active run raised it; 0: not raised
+}
+
+// reserveProcs raises GOMAXPROCS to loops+1 if it is lower, for the time
+// until release is called.
+func reserveProcs(loops int) (release func()) {
+	procs.Lock()
+	defer procs.Unlock()
+	procs.runs++
+	if cur := runtime.GOMAXPROCS(0); cur <= loops {
+		if procs.saved == 0 {
+			procs.saved = cur
+		}
+		runtime.GOMAXPROCS(loops + 1)
+	}
+	return func() {
+		procs.Lock()
+		defer procs.Unlock()
+		procs.runs--
+		if procs.runs == 0 && procs.saved != 0 {
+			runtime.GOMAXPROCS(procs.saved)
+			procs.saved = 0
+		}
+	}
 }
 
 // dueBefore counts the requests the pacer schedules before end (ns).
@@ -545,14 +582,25 @@ func (l *loop) loop() {
 			l.flushInterval(now, true)
 			return
 		}
-		// Take what is ready without blocking; only when nothing is, arm
-		// the timer for the next due send (or tick) and sleep.
-		n, err := pollNow(l.epfd, l.events)
-		if err == nil && n == 0 {
-			wake := l.nextTick
-			if len(l.heap) > 0 && l.heap[0].due+l.r.slack < wake {
-				wake = l.heap[0].due + l.r.slack
-			}
+		wake := l.nextTick
+		if len(l.heap) > 0 && l.heap[0].due+l.r.slack < wake {
+			wake = l.heap[0].due + l.r.slack
+		}
+		var n int
+		var err error
+		waited := r.rawWait && wake == l.armed
+		if waited {
+			// The timer is set for the next wake-up already (a closed
+			// loop's next tick): one wait, which returns at once with
+			// what is ready, instead of a poll and then a wait.
+			n, err = waitRaw(l.epfd, l.events)
+		} else {
+			// Take what is ready without blocking; only when nothing
+			// is, arm the timer for the next due send (or tick) and
+			// sleep.
+			n, err = pollNow(l.epfd, l.events)
+		}
+		if err == nil && n == 0 && !waited {
 			if wake != l.armed {
 				d := wake - r.now()
 				if d < 1000 {
@@ -562,7 +610,11 @@ func (l *loop) loop() {
 					l.armed = wake
 				}
 			}
-			n, err = unix.EpollWait(l.epfd, l.events, -1)
+			if r.rawWait {
+				n, err = waitRaw(l.epfd, l.events)
+			} else {
+				n, err = unix.EpollWait(l.epfd, l.events, -1)
+			}
 		}
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
