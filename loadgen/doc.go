@@ -65,7 +65,8 @@
 // sysmon would otherwise retake every few tens of microseconds, at 8-9 %
 // of the process's CPU in a closed loop); for that Run keeps one P more
 // than event loops, raising GOMAXPROCS to Threads+1 when it is lower and
-// putting it back when the run (the last of concurrent runs) ends. The
+// putting it back when the run (the last of concurrent runs) ends, with
+// the runtime's automatic updates when it was the runtime's default. The
 // request is serialised once; responses are parsed by a streaming parser
 // (status line, headers, Content-Length, chunked, Connection: close,
 // bodiless HEAD/204/304) that allocates nothing per response. Each loop

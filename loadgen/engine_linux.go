@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -370,9 +371,23 @@ func reserveProcs(loops int) (release func()) {
 		defer procs.Unlock()
 		procs.runs--
 		if procs.runs == 0 && procs.saved != 0 {
-			runtime.GOMAXPROCS(procs.saved)
+			restoreProcs(procs.saved)
 			procs.saved = 0
 		}
+	}
+}
+
+// restoreProcs puts GOMAXPROCS back to n. Setting it turns off the
+// runtime's automatic updates (to CPU quota and affinity changes, Go
+// 1.25+), so when n is what the runtime would choose by itself and the
+// environment does not set GOMAXPROCS, the default is restored instead,
+// automatic updates included.
+func restoreProcs(n int) {
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.SetDefaultGOMAXPROCS()
+	}
+	if runtime.GOMAXPROCS(0) != n {
+		runtime.GOMAXPROCS(n)
 	}
 }
 
