@@ -373,19 +373,27 @@ func TestKillThenRevert(t *testing.T) {
 }
 
 // startUntil starts the program and reads its output until a line starts
-// with prefix; it returns the command, the output so far and the rest of
-// the output (collected until the process exits).
-func startUntil(t *testing.T, ctx context.Context, prefix string, args ...string) (*exec.Cmd, *bytes.Buffer, <-chan string) {
+// with prefix. It returns the command and wait, which waits for the
+// program to exit and returns its whole output. The output goes through a
+// pipe of the test's own, not cmd.StdoutPipe: exec's Wait closes that pipe
+// when the program exits, and a reader still draining it loses the last
+// lines (the "exiting without reverting" line went missing that way on a
+// loaded machine). After the exit, the rest is read until EOF or for at
+// most 5 s, in case a child of the program still holds the pipe.
+func startUntil(t *testing.T, ctx context.Context, prefix string, args ...string) (cmd *exec.Cmd, wait func() (string, error)) {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, program(t), args...)
+	cmd = exec.CommandContext(ctx, program(t), args...)
 	cmd.Env = cleanEnv()
-	stdout, err := cmd.StdoutPipe()
+	r, w, err := os.Pipe()
 	require.NoError(t, err)
-	cmd.Stderr = cmd.Stdout
-	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { r.Close() })
+	cmd.Stdout, cmd.Stderr = w, w
+	err = cmd.Start()
+	w.Close()
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	var log bytes.Buffer
-	sc := bufio.NewScanner(stdout)
+	sc := bufio.NewScanner(r)
 	found := false
 	for sc.Scan() {
 		log.WriteString(sc.Text() + "\n")
@@ -403,7 +411,11 @@ func startUntil(t *testing.T, ctx context.Context, prefix string, args ...string
 		}
 		rest <- b.String()
 	}()
-	return cmd, &log, rest
+	return cmd, func() (string, error) {
+		err := cmd.Wait()
+		r.SetReadDeadline(time.Now().Add(5 * time.Second))
+		return log.String() + <-rest, err
+	}
 }
 
 // TestInterruptReverts sends SIGINT while a step is measured: the run
@@ -414,13 +426,12 @@ func TestInterruptReverts(t *testing.T) {
 	journal := filepath.Join(t.TempDir(), "study.journal")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd, log, rest := startUntil(t, ctx, "== measure access-log", "-apply", "-cpu-method", "affinity",
+	cmd, wait := startUntil(t, ctx, "== measure access-log", "-apply", "-cpu-method", "affinity",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-journal", journal, "-steps", "access-log,threads",
 		"-duration", "2s", "-warmup", "0s", "-rate", "200", "-connections", "8")
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
-	err := cmd.Wait()
-	out := log.String() + <-rest
+	out, err := wait()
 	t.Logf("interrupted run:\n%s", out)
 	assert.Error(t, err, "an interrupted run exits non-zero")
 	assert.Contains(t, out, "interrupt: reverting")
@@ -524,7 +535,7 @@ func TestSecondSignalKeepsJournal(t *testing.T) {
 	journal := filepath.Join(t.TempDir(), "study.journal")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd, log, rest := startUntil(t, ctx, "== measure access-log", "-apply", "-cpu-method", "affinity",
+	cmd, wait := startUntil(t, ctx, "== measure access-log", "-apply", "-cpu-method", "affinity",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-journal", journal, "-steps", "access-log,threads",
 		"-duration", "2s", "-warmup", "0s", "-rate", "200", "-connections", "8")
@@ -532,8 +543,7 @@ func TestSecondSignalKeepsJournal(t *testing.T) {
 	// sent back to back can merge into one).
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
-	err := cmd.Wait()
-	out := log.String() + <-rest
+	out, err := wait()
 	t.Logf("interrupted run:\n%s", out)
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee)
