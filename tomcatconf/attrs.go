@@ -36,6 +36,7 @@ type AttrSpec struct {
 	Kind    Kind
 	Default string // the documented default, "" when none could be read
 	Min     int64  // smallest allowed value for KindInt/KindLong
+	Max     int64  // largest allowed value for KindInt/KindLong; 0: the kind's own limit
 }
 
 // Element kinds the attribute tables cover.
@@ -88,7 +89,7 @@ func Validate(elem, name, value string) error {
 			return &AttrError{Elem: elem, Attr: name, Value: value, Err: ErrInvalidValue,
 				Expected: fmt.Sprintf("a %d-bit integer (%s)", bits, rangeText(spec, bits))}
 		}
-		if n < spec.Min {
+		if n < spec.Min || (spec.Max != 0 && n > spec.Max) {
 			return &AttrError{Elem: elem, Attr: name, Value: value, Err: ErrInvalidValue,
 				Expected: fmt.Sprintf("an integer %s", rangeText(spec, bits))}
 		}
@@ -101,6 +102,9 @@ func Validate(elem, name, value string) error {
 }
 
 func rangeText(s AttrSpec, bits int) string {
+	if s.Max != 0 {
+		return fmt.Sprintf("from %d to %d", s.Min, s.Max)
+	}
 	switch s.Min {
 	case -1:
 		return ">= 0, or -1 for no limit"

@@ -3,7 +3,7 @@
 package tomcatconf
 
 // attrSpecs holds the documented attributes of each element kind: name,
-// documentation section, kind, default and minimum.
+// documentation section, kind, default, minimum and maximum.
 var attrSpecs = map[string]map[string]AttrSpec{
 	"AccessLogValve": {
 		"buffered":                 {Name: "buffered", Section: "Attributes", Kind: KindString, Default: "", Min: 0},
@@ -116,7 +116,7 @@ var attrSpecs = map[string]map[string]AttrSpec{
 		"socket.unlockTimeout":             {Name: "socket.unlockTimeout", Section: "Java TCP socket attributes", Kind: KindInt, Default: "250", Min: 0},
 		"sslImplementationName":            {Name: "sslImplementationName", Section: "SSL Support - Connector - NIO and NIO2", Kind: KindString, Default: "", Min: 0},
 		"tcpNoDelay":                       {Name: "tcpNoDelay", Section: "Standard Implementation", Kind: KindBool, Default: "true", Min: 0},
-		"threadPriority":                   {Name: "threadPriority", Section: "Standard Implementation", Kind: KindInt, Default: "5", Min: -1},
+		"threadPriority":                   {Name: "threadPriority", Section: "Standard Implementation", Kind: KindInt, Default: "5", Min: 1, Max: 10},
 		"threadsMaxIdleTime":               {Name: "threadsMaxIdleTime", Section: "Standard Implementation", Kind: KindInt, Default: "60000", Min: -1},
 		"throwOnFailure":                   {Name: "throwOnFailure", Section: "Standard Implementation", Kind: KindBool, Default: "false", Min: 0},
 		"unixDomainSocketPath":             {Name: "unixDomainSocketPath", Section: "NIO specific configuration", Kind: KindString, Default: "", Min: 0},
@@ -139,7 +139,7 @@ var attrSpecs = map[string]map[string]AttrSpec{
 		"minSpareThreads":    {Name: "minSpareThreads", Section: "Standard Implementation", Kind: KindInt, Default: "25", Min: 0},
 		"name":               {Name: "name", Section: "Common Attributes", Kind: KindString, Default: "", Min: 0},
 		"namePrefix":         {Name: "namePrefix", Section: "Standard Implementation", Kind: KindString, Default: "", Min: 0},
-		"threadPriority":     {Name: "threadPriority", Section: "Standard Implementation", Kind: KindInt, Default: "5", Min: 0},
+		"threadPriority":     {Name: "threadPriority", Section: "Standard Implementation", Kind: KindInt, Default: "5", Min: 1, Max: 10},
 		"threadRenewalDelay": {Name: "threadRenewalDelay", Section: "Standard Implementation", Kind: KindLong, Default: "1000", Min: -9223372036854775808},
 	},
 }

@@ -390,6 +390,8 @@ func TestBadInput(t *testing.T) {
 		{"-2 where -1 is allowed", tomcatconf.ConnectorQuery{Port: "8080"}, []tomcatconf.Attr{{Name: "maxConnections", Value: "-2"}}, tomcatconf.ErrInvalidValue, "or -1 for no limit"},
 		{"min above max", tomcatconf.ConnectorQuery{Port: "8080"}, []tomcatconf.Attr{{Name: "maxThreads", Value: "4"}, {Name: "minSpareThreads", Value: "8"}}, tomcatconf.ErrInvalidValue, "minSpareThreads=8 is more than maxThreads=4"},
 		{"boolean", tomcatconf.ConnectorQuery{Port: "8080"}, []tomcatconf.Attr{{Name: "tcpNoDelay", Value: "yes"}}, tomcatconf.ErrInvalidValue, "true or false"},
+		{"threadPriority above Java's MAX_PRIORITY", tomcatconf.ConnectorQuery{Port: "8080"}, []tomcatconf.Attr{{Name: "threadPriority", Value: "11"}}, tomcatconf.ErrInvalidValue, `threadPriority="11" on <Connector>: want an integer from 1 to 10`},
+		{"threadPriority below MIN_PRIORITY", tomcatconf.ConnectorQuery{Port: "8080"}, []tomcatconf.Attr{{Name: "threadPriority", Value: "0"}}, tomcatconf.ErrInvalidValue, "from 1 to 10"},
 		{"not an XML name", tomcatconf.ConnectorQuery{Port: "8080"}, []tomcatconf.Attr{{Name: "a b", Value: "1"}}, tomcatconf.ErrInvalidValue, "want an XML name"},
 		{"no such connector", tomcatconf.ConnectorQuery{Port: "9999"}, []tomcatconf.Attr{{Name: "maxThreads", Value: "7"}}, tomcatconf.ErrNotFound, "the file has http-nio-8080 (line 70)"},
 		{"valid first, invalid second", tomcatconf.ConnectorQuery{Port: "8080"}, []tomcatconf.Attr{{Name: "maxThreads", Value: "7"}, {Name: "maxConnections", Value: "lots"}}, tomcatconf.ErrInvalidValue, "maxConnections"},
