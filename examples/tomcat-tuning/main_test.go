@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -317,33 +316,10 @@ func TestKillThenRevert(t *testing.T) {
 	journal := filepath.Join(t.TempDir(), "study.journal")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, program(t), "-apply", "-cpu-method", "affinity",
-		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
-		"-journal", journal, "-steps", "access-log,threads",
-		"-duration", "2s", "-warmup", "0s", "-rate", "200", "-connections", "8")
-	cmd.Env = cleanEnv()
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	cmd.Stderr = cmd.Stdout
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-
-	// Wait until the access-log step is applied and measuring.
-	var log bytes.Buffer
-	sc := bufio.NewScanner(stdout)
-	applied := false
-	for sc.Scan() {
-		log.WriteString(sc.Text() + "\n")
-		if strings.HasPrefix(sc.Text(), "== measure access-log") {
-			applied = true
-			break
-		}
-	}
-	require.True(t, applied, "the access-log step never ran:\n%s", log.String())
+	cmd, wait := startAccessLogStep(t, ctx, in, port, journal)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	_ = cmd.Wait()
-	t.Logf("killed run:\n%s", log.String())
+	out, _ := wait()
+	t.Logf("killed run:\n%s", out)
 
 	mid, err := os.ReadFile(in.ServerXML())
 	require.NoError(t, err)
@@ -355,7 +331,7 @@ func TestKillThenRevert(t *testing.T) {
 	assert.False(t, entries[0].Reverted)
 
 	// A new run refuses to start over the pending journal.
-	out, err := runProgram(t, ctx, "-apply", "-catalina-home", in.Home, "-catalina-base", in.Base,
+	out, err = runProgram(t, ctx, "-apply", "-catalina-home", in.Home, "-catalina-base", in.Base,
 		"-port", strconv.Itoa(port), "-journal", journal, "-steps", "access-log")
 	require.Error(t, err)
 	assert.Contains(t, out, "run with -revert -journal "+journal+" first")
@@ -418,6 +394,17 @@ func startUntil(t *testing.T, ctx context.Context, prefix string, args ...string
 	}
 }
 
+// startAccessLogStep starts an -apply run of the access-log and threads
+// steps against in, CPUs by affinity, and returns once the access-log
+// step is applied and being measured.
+func startAccessLogStep(t *testing.T, ctx context.Context, in *tomcatconf.Instance, port int, journal string) (*exec.Cmd, func() (string, error)) {
+	t.Helper()
+	return startUntil(t, ctx, "== measure access-log", "-apply", "-cpu-method", "affinity",
+		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
+		"-journal", journal, "-steps", "access-log,threads",
+		"-duration", "2s", "-warmup", "0s", "-rate", "200", "-connections", "8")
+}
+
 // TestInterruptReverts sends SIGINT while a step is measured: the run
 // reverts everything and exits, server.xml byte-identical.
 func TestInterruptReverts(t *testing.T) {
@@ -426,10 +413,7 @@ func TestInterruptReverts(t *testing.T) {
 	journal := filepath.Join(t.TempDir(), "study.journal")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd, wait := startUntil(t, ctx, "== measure access-log", "-apply", "-cpu-method", "affinity",
-		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
-		"-journal", journal, "-steps", "access-log,threads",
-		"-duration", "2s", "-warmup", "0s", "-rate", "200", "-connections", "8")
+	cmd, wait := startAccessLogStep(t, ctx, in, port, journal)
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	out, err := wait()
 	t.Logf("interrupted run:\n%s", out)
@@ -535,10 +519,7 @@ func TestSecondSignalKeepsJournal(t *testing.T) {
 	journal := filepath.Join(t.TempDir(), "study.journal")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd, wait := startUntil(t, ctx, "== measure access-log", "-apply", "-cpu-method", "affinity",
-		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
-		"-journal", journal, "-steps", "access-log,threads",
-		"-duration", "2s", "-warmup", "0s", "-rate", "200", "-connections", "8")
+	cmd, wait := startAccessLogStep(t, ctx, in, port, journal)
 	// Two different signals: the kernel keeps both pending (two SIGINTs
 	// sent back to back can merge into one).
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
