@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,6 +21,11 @@ const clockTicks = 100
 
 // CPUTimes is a reading of cumulative CPU time: of the whole host from the
 // first line of /proc/stat, or of one process from /proc/PID/stat.
+//
+// Busy and Total hold up to 292 years of CPU time, the range of a
+// time.Duration, and stay there if the counters go past it: a 192-CPU host
+// sums that much after about 1.5 years up. Use still measures an interval
+// exactly then, from the raw counters a reading keeps.
 type CPUTimes struct {
 	// Busy is time spent running: user, nice, system, irq, softirq and
 	// steal for the host; utime+stime of all threads for a process.
@@ -30,6 +37,12 @@ type CPUTimes struct {
 	CPUs int
 	// At is when the reading was taken.
 	At time.Time
+
+	// busyTicks and totalTicks are the counters Busy and Total come
+	// from, in clock ticks, when ticked is set (readings taken by
+	// HostCPU and ProcessCPU).
+	busyTicks, totalTicks uint64
+	ticked                bool
 }
 
 // CPUUse is CPU utilisation over an interval between two readings.
@@ -85,10 +98,14 @@ func parseProcStat(b []byte) (CPUTimes, error) {
 		}
 		// user nice system idle iowait irq softirq steal guest guest_nice;
 		// guest time is already included in user.
-		busy := v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
-		idle := v[3] + v[4]
+		busy, ok1 := sumTicks(v[0], v[1], v[2], v[5], v[6], v[7])
+		total, ok2 := sumTicks(busy, v[3], v[4])
+		if !ok1 || !ok2 {
+			return CPUTimes{}, fmt.Errorf("cpu line %q: counters sum past 2^64 clock ticks", line)
+		}
+		t.busyTicks, t.totalTicks, t.ticked = busy, total, true
 		t.Busy = ticks(busy)
-		t.Total = ticks(busy + idle)
+		t.Total = ticks(total)
 		seen = true
 	}
 	if !seen {
@@ -97,7 +114,37 @@ func parseProcStat(b []byte) (CPUTimes, error) {
 	return t, nil
 }
 
-func ticks(n uint64) time.Duration { return time.Duration(n) * time.Second / clockTicks }
+// tickNS is one clock tick in nanoseconds (10 ms).
+const tickNS = uint64(time.Second / clockTicks)
+
+// ticks converts n clock ticks to a duration, held at the largest
+// duration when n is beyond it (292 years).
+func ticks(n uint64) time.Duration {
+	if n > math.MaxInt64/tickNS {
+		return math.MaxInt64
+	}
+	return time.Duration(n * tickNS)
+}
+
+// sumTicks adds counters, reporting false if the sum passes 2^64.
+func sumTicks(n ...uint64) (uint64, bool) {
+	var sum, carry uint64
+	for _, x := range n {
+		var c uint64
+		sum, c = bits.Add64(sum, x, 0)
+		carry |= c
+	}
+	return sum, carry == 0
+}
+
+// delta is the time between counters a and b (b taken later), exact
+// whatever their size; false if b is below a.
+func delta(a, b uint64) (time.Duration, bool) {
+	if b < a {
+		return 0, false
+	}
+	return ticks(b - a), true
+}
 
 // ProcessCPU reads the cumulative user+system CPU time of process pid (all
 // its threads) from /proc/PID/stat under root.
@@ -111,13 +158,14 @@ func ProcessCPU(root hostfs.Root, pid int) (CPUTimes, error) {
 	if err != nil {
 		return CPUTimes{}, fmt.Errorf("loadgen: %s: %w", p, err)
 	}
-	return CPUTimes{Busy: busy, At: time.Now()}, nil
+	return CPUTimes{Busy: ticks(busy), At: time.Now(), busyTicks: busy, ticked: true}, nil
 }
 
-// parsePIDStat returns utime+stime from a /proc/PID/stat line. The command
+// parsePIDStat returns utime+stime, in clock ticks, from a /proc/PID/stat
+// line. The command
 // name (field 2) is in parentheses and may itself hold spaces and ')', so
 // the fields are counted from the last ')'.
-func parsePIDStat(b []byte) (time.Duration, error) {
+func parsePIDStat(b []byte) (uint64, error) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
 		return 0, errors.New("no ')' closing the command name")
@@ -132,7 +180,11 @@ func parsePIDStat(b []byte) (time.Duration, error) {
 	if err1 != nil || err2 != nil {
 		return 0, fmt.Errorf("utime %q / stime %q are not numbers", f[11], f[12])
 	}
-	return ticks(u + s), nil
+	sum, ok := sumTicks(u, s)
+	if !ok {
+		return 0, fmt.Errorf("utime %s + stime %s pass 2^64 clock ticks", f[11], f[12])
+	}
+	return sum, nil
 }
 
 // Use returns the utilisation between an earlier reading a and a later
@@ -149,16 +201,23 @@ func parsePIDStat(b []byte) (time.Duration, error) {
 // the larger CPU count.
 func Use(a, b CPUTimes, cpus int) CPUUse {
 	wall := b.At.Sub(a.At)
-	busy := b.Busy - a.Busy
+	busy, total := b.Busy-a.Busy, b.Total-a.Total
+	if a.ticked && b.ticked {
+		var ok bool
+		if busy, ok = delta(a.busyTicks, b.busyTicks); !ok {
+			return CPUUse{}
+		}
+		total, _ = delta(a.totalTicks, b.totalTicks)
+	}
 	if wall <= 0 || busy < 0 {
 		return CPUUse{}
 	}
 	u := CPUUse{Cores: busy.Seconds() / wall.Seconds()}
 	n := max(a.CPUs, b.CPUs)
-	if a.CPUs > 0 && a.CPUs == b.CPUs && plausibleTotal(b.Total-a.Total, wall, n) {
+	if a.CPUs > 0 && a.CPUs == b.CPUs && plausibleTotal(total, wall, n) {
 		// The ratio of the integer durations, so busy == total is exactly
 		// 100%.
-		share := min(float64(busy)/float64(b.Total-a.Total), 1)
+		share := min(float64(busy)/float64(total), 1)
 		u.Percent = 100 * share
 		u.Cores = float64(n) * share
 		return u

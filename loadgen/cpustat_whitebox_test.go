@@ -1,6 +1,8 @@
 package loadgen
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,21 +37,74 @@ func TestParsePIDStat(t *testing.T) {
 	in := "4677 (http-nio-8080-P) R 1 2 3 0 -1 4194304 99 0 0 0 7871 420 0 0 20 0 231 0 77546 3133440 412"
 	got, err := parsePIDStat([]byte(in))
 	require.NoError(t, err)
-	assert.Equal(t, ticks(7871+420), got)
+	assert.Equal(t, uint64(7871+420), got)
 	// A command name with spaces and a parenthesis.
 	got, err = parsePIDStat([]byte("9 (a) b (c)) S 1 2 3 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0 1 1 1"))
 	require.NoError(t, err)
-	assert.Equal(t, ticks(11), got)
+	assert.Equal(t, uint64(11), got)
 	_, err = parsePIDStat([]byte("9 (x) S 1 2"))
 	require.ErrorContains(t, err, "expected at least 13")
+	_, err = parsePIDStat([]byte("9 (x) S 1 2 3 0 -1 0 0 0 0 0 18446744073709551615 1 0"))
+	require.ErrorContains(t, err, "pass 2^64 clock ticks")
+}
+
+// TestParseProcStatLongUptime reads the counters of a big host that has
+// been up a while. The seed's 192-CPU host sums 9.2e9 clock ticks, where
+// ticks × 1e9 leaves int64, after 5.6 days up: Busy and Total came out
+// negative (a fuzzer found "cpu 0 0 0 9300000000 0").
+func TestParseProcStatLongUptime(t *testing.T) {
+	const day = 86400 * clockTicks
+	// 192 CPUs, 30 days up, 25% busy.
+	idle, user := uint64(192*30*day*3/4), uint64(192*30*day/4)
+	line := func(user, idle uint64) []byte {
+		return []byte(fmt.Sprintf("cpu  %d 0 0 %d 0 0 0 0 0 0\n", user, idle))
+	}
+	a, err := parseProcStat(line(user, idle))
+	require.NoError(t, err)
+	assert.Equal(t, 30*24*time.Hour*192/4, a.Busy)
+	assert.Equal(t, 30*24*time.Hour*192, a.Total)
+
+	_, err = parseProcStat([]byte("cpu 0 0 0 9300000000 0\n"))
+	require.NoError(t, err)
+
+	// One second later with the CPUs half busy: exactly 50%.
+	b, err := parseProcStat(line(user+192*clockTicks/2, idle+192*clockTicks/2))
+	require.NoError(t, err)
+	a.CPUs, b.CPUs = 192, 192
+	a.At = time.Unix(1000, 0)
+	b.At = a.At.Add(time.Second)
+	assert.InDelta(t, 50, Use(a, b, 0).Percent, 1e-9)
+
+	// Past the 292 years a time.Duration holds (1.6 years on 192 CPUs):
+	// Busy and Total stay at the largest duration and an interval is
+	// still measured exactly from the raw counters.
+	big := uint64(math.MaxInt64/tickNS) + 1000
+	a, err = parseProcStat(line(big, big))
+	require.NoError(t, err)
+	assert.Equal(t, time.Duration(math.MaxInt64), a.Busy)
+	assert.Equal(t, time.Duration(math.MaxInt64), a.Total)
+	b, err = parseProcStat(line(big+192*clockTicks/4, big+192*clockTicks*3/4))
+	require.NoError(t, err)
+	a.CPUs, b.CPUs = 192, 192
+	a.At = time.Unix(1000, 0)
+	b.At = a.At.Add(time.Second)
+	use := Use(a, b, 0)
+	assert.InDelta(t, 25, use.Percent, 1e-9)
+	assert.InDelta(t, 48, use.Cores, 1e-9)
+
+	// Counters whose sum does not fit 64 bits are refused.
+	_, err = parseProcStat([]byte("cpu 18446744073709551615 0 0 1 0\n"))
+	require.ErrorContains(t, err, "counters sum past 2^64 clock ticks")
 }
 
 func FuzzParseStat(f *testing.F) {
 	f.Add([]byte("cpu  36168 0 18524 98768 786 0 350 0 0 0\ncpu0 1 2 3 4\n"))
 	f.Add([]byte("4677 (java) R 1 2 3 0 -1 4194304 99 0 0 0 7871 420 0 0 20 0 231 0 77546"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if c, err := parseProcStat(b); err == nil && c.Busy > c.Total {
-			t.Fatalf("busy %v above total %v", c.Busy, c.Total)
+		if c, err := parseProcStat(b); err == nil {
+			if c.Busy < 0 || c.Busy > c.Total || c.busyTicks > c.totalTicks {
+				t.Fatalf("busy %v (%d ticks), total %v (%d ticks)", c.Busy, c.busyTicks, c.Total, c.totalTicks)
+			}
 		}
 		parsePIDStat(b)
 	})

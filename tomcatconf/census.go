@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,16 +124,13 @@ func TakeCensus(ctx context.Context, pid int, interval time.Duration, opts *Cens
 	}
 	c.Interval = time.Since(t0)
 	for tid, a := range after {
-		ticks := a.ticks
-		if b, ok := before[tid]; ok {
-			ticks -= b.ticks
-		}
+		ticks := intervalTicks(before[tid], a)
 		name := a.comm
 		if full, ok := o.Names[tid]; ok && strings.HasPrefix(full, a.comm) {
 			name = full
 		}
 		kind, pool := ClassifyThread(name, o.ExecutorPrefixes)
-		cpu := time.Duration(ticks) * time.Second / ClockTicks
+		cpu := tickDuration(ticks)
 		c.Threads = append(c.Threads, Thread{TID: tid, Name: name, Kind: kind, Pool: pool, CPU: cpu,
 			Load: cpu.Seconds() / c.Interval.Seconds()})
 	}
@@ -312,10 +310,31 @@ func parseTaskStat(data []byte) (taskStat, error) {
 	}
 	ut, err1 := strconv.ParseInt(f[11], 10, 64)
 	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil || ut < 0 || st < 0 {
-		return taskStat{}, fmt.Errorf("stat %.60q: utime %q stime %q, want non-negative integers", data, f[11], f[12])
+	if err1 != nil || err2 != nil || ut < 0 || st < 0 || ut > math.MaxInt64-st {
+		return taskStat{}, fmt.Errorf("stat %.60q: utime %q stime %q, want non-negative integers with a sum below 2^63", data, f[11], f[12])
 	}
 	return taskStat{comm: string(data[open+1 : closing]), ticks: ut + st}, nil
+}
+
+// intervalTicks is the CPU time, in clock ticks, a thread used between
+// reading b (zero if the thread was not there yet) and the later reading
+// a. A thread whose count went down ended and its TID went to a new
+// thread, which counts from zero.
+func intervalTicks(b, a taskStat) int64 {
+	if b.ticks > a.ticks {
+		return a.ticks
+	}
+	return a.ticks - b.ticks
+}
+
+// tickDuration converts clock ticks to a duration, held at the largest
+// duration (292 years) past it.
+func tickDuration(ticks int64) time.Duration {
+	const tick = int64(time.Second / ClockTicks)
+	if ticks > math.MaxInt64/tick {
+		return math.MaxInt64
+	}
+	return time.Duration(ticks * tick)
 }
 
 // jvmCPUs returns the JVM's allowed CPUs that are online.

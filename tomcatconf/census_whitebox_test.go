@@ -2,9 +2,11 @@ package tomcatconf
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -31,10 +33,23 @@ func TestParseTaskStatReal(t *testing.T) {
 	st, err = parseTaskStat([]byte("9 (a) b (c)) S 1 2 3 0 -1 0 0 0 0 0 5 6 0 0"))
 	require.NoError(t, err)
 	assert.Equal(t, "a) b (c)", st.comm)
-	for _, bad := range []string{"", "1 (x", "1 (x) S 1 2", "1 (x) S 1 2 3 0 -1 0 0 0 0 0 a 6 0"} {
+	for _, bad := range []string{"", "1 (x", "1 (x) S 1 2", "1 (x) S 1 2 3 0 -1 0 0 0 0 0 a 6 0",
+		"1 (x) S 1 2 3 0 -1 0 0 0 0 0 9223372036854775807 1 0"} {
 		_, err := parseTaskStat([]byte(bad))
 		assert.Error(t, err, bad)
 	}
+}
+
+func TestIntervalTicks(t *testing.T) {
+	assert.Equal(t, int64(30), intervalTicks(taskStat{ticks: 70}, taskStat{ticks: 100}))
+	// A thread that appeared during the interval.
+	assert.Equal(t, int64(100), intervalTicks(taskStat{}, taskStat{ticks: 100}))
+	// Its TID was reused by a new thread: not a negative CPU time.
+	assert.Equal(t, int64(5), intervalTicks(taskStat{ticks: 900}, taskStat{ticks: 5}))
+	assert.Equal(t, 250*time.Millisecond, tickDuration(25))
+	// 9.2e9 ticks, where ticks × 1e9 leaves int64: 2.9 years of CPU.
+	assert.Equal(t, 92_000_000*time.Second, tickDuration(9_200_000_000))
+	assert.Equal(t, time.Duration(math.MaxInt64), tickDuration(math.MaxInt64))
 }
 
 func TestParseOpenFiles(t *testing.T) {
