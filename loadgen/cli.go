@@ -3,6 +3,7 @@ package loadgen
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -151,7 +152,7 @@ func ParseMetric(s string) (int64, error) {
 		}
 	}
 	v, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || v < 0 {
+	if err != nil || v < 0 || v > math.MaxInt64/mult {
 		return 0, fmt.Errorf("%w: %q: want a count such as 1280, 500k or 1M", ErrUsage, s)
 	}
 	return v * mult, nil
@@ -160,7 +161,7 @@ func ParseMetric(s string) (int64, error) {
 // ParseTime parses a duration as wrk does, a bare number being seconds:
 // "60", "30s", "1m", "2h"; Go forms such as "1m30s" or "500ms" also work.
 func ParseTime(s string) (time.Duration, error) {
-	if v, err := strconv.ParseFloat(s, 64); err == nil && v >= 0 {
+	if v, err := strconv.ParseFloat(s, 64); err == nil && v >= 0 && v*float64(time.Second) < math.MaxInt64 {
 		return time.Duration(v * float64(time.Second)), nil
 	}
 	if d, err := time.ParseDuration(s); err == nil && d >= 0 {

@@ -106,6 +106,16 @@ func TestParseTimeAndMetric(t *testing.T) {
 	}
 	_, err := loadgen.ParseMetric("-1")
 	assert.ErrorIs(t, err, loadgen.ErrUsage)
+	// Past int64 once multiplied: refused, not wrapped to a negative.
+	for _, in := range []string{"9223372036854775807k", "9300000000G"} {
+		_, err = loadgen.ParseMetric(in)
+		assert.ErrorIs(t, err, loadgen.ErrUsage, in)
+	}
+	// Beyond a time.Duration's 292 years, or not finite: refused.
+	for _, in := range []string{"1e300", "+Inf", "NaN", "9300000000"} {
+		_, err = loadgen.ParseTime(in)
+		assert.ErrorIs(t, err, loadgen.ErrUsage, in)
+	}
 }
 
 // FuzzParseWrkArgs: the command-line parser never panics, and what it

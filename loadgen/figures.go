@@ -3,6 +3,7 @@ package loadgen
 import (
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"time"
 
@@ -36,7 +37,13 @@ func FiguresOf(name string, r *Result) Figures {
 	return f
 }
 
-func usDuration(us float64) time.Duration { return time.Duration(us * float64(time.Microsecond)) }
+func usDuration(us float64) time.Duration {
+	ns := us * float64(time.Microsecond)
+	if ns >= math.MaxInt64 {
+		return math.MaxInt64 // (a histogram read from a file may hold anything)
+	}
+	return time.Duration(ns)
+}
 
 // HlogRecorder writes a run's interval snapshots as an HdrHistogram
 // interval log: per interval (one second by default) a corrected, an

@@ -34,7 +34,7 @@ func Spectrum(h *hdrhistogram.Histogram, ticksPerHalf int) []PercentilePoint {
 	}
 	var pts []PercentilePoint
 	for _, b := range h.CumulativeDistributionWithTicks(int32(ticksPerHalf)) {
-		pts = append(pts, PercentilePoint{Percentile: b.Quantile, Latency: time.Duration(b.ValueAt) * time.Microsecond})
+		pts = append(pts, PercentilePoint{Percentile: b.Quantile, Latency: usDuration(float64(b.ValueAt))})
 	}
 	return pts
 }
