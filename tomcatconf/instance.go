@@ -450,6 +450,10 @@ type StopResult struct {
 // SIGKILL as a last resort; each way waits up to Timeout. It returns the
 // way that worked. No running JVM is an error compatible with
 // errors.Is(err, ErrNotRunning). Signalling needs the JVM's user or root.
+//
+// When ctx ends while Stop waits, it stops waiting and does not escalate:
+// the error wraps ctx's error and says what was sent (pass
+// context.WithoutCancel(ctx) to stop a JVM during shutdown).
 func (in *Instance) Stop(ctx context.Context, opts *StopOptions) (StopResult, error) {
 	var o StopOptions
 	if opts != nil {
@@ -485,11 +489,17 @@ func (in *Instance) Stop(ctx context.Context, opts *StopOptions) (StopResult, er
 	if in.waitExit(ctx, pid, o.Timeout) {
 		return done(StopSIGTERM)
 	}
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("tomcatconf: stopping JVM %d: sent SIGTERM, stopped waiting: %w", pid, context.Cause(ctx))
+	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return res, fmt.Errorf("tomcatconf: SIGKILL to JVM %d: %w", pid, err)
 	}
 	if in.waitExit(ctx, pid, o.Timeout) {
 		return done(StopSIGKILL)
+	}
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("tomcatconf: stopping JVM %d: sent SIGKILL, stopped waiting: %w", pid, context.Cause(ctx))
 	}
 	return res, fmt.Errorf("tomcatconf: JVM %d still runs %s after SIGKILL", pid, o.Timeout)
 }

@@ -3,11 +3,14 @@ package tomcatconf_test
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -73,6 +76,49 @@ func TestStartPIDNotOurJVM(t *testing.T) {
 	assert.Contains(t, err.Error(), "is not this instance's JVM")
 	_, err = in.Stop(context.Background(), nil)
 	require.ErrorIs(t, err, tomcatconf.ErrNotRunning)
+}
+
+// startStubborn starts a stand-in for in's JVM that ignores SIGTERM: a
+// shell whose command line holds -Dcatalina.base=Base, its PID in
+// CATALINA_PID.
+func startStubborn(t *testing.T, in *tomcatconf.Instance) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", `trap "" TERM; echo ready; while :; do sleep 0.1; done`, "-Dcatalina.base="+in.Base)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line := make([]byte, 6)
+	_, err = io.ReadFull(out, line) // the trap is set
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(in.Base, "temp", "catalina.pid"), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644))
+	return cmd
+}
+
+func TestStopEscalatesToSIGKILL(t *testing.T) {
+	in := fakeBase(t)
+	cmd := startStubborn(t, in)
+	res, err := in.Stop(context.Background(), &tomcatconf.StopOptions{Timeout: 300 * time.Millisecond})
+	require.NoError(t, err)
+	assert.Equal(t, tomcatconf.StopSIGKILL, res.Method)
+	assert.Equal(t, cmd.Process.Pid, res.PID)
+	_, err = in.PID()
+	require.ErrorIs(t, err, tomcatconf.ErrNotRunning)
+}
+
+// A cancelled context ends Stop's wait without SIGKILL and says so,
+// rather than "still runs 30s after SIGKILL".
+func TestStopCancelled(t *testing.T) {
+	in := fakeBase(t)
+	cmd := startStubborn(t, in)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := in.Stop(ctx, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Contains(t, err.Error(), "sent SIGTERM, stopped waiting")
+	pid, err := in.PID()
+	require.NoError(t, err, "not killed")
+	assert.Equal(t, cmd.Process.Pid, pid)
 }
 
 func TestStopNotRunning(t *testing.T) {
