@@ -52,5 +52,7 @@
 // every change. Any error, and the first SIGINT or SIGTERM, reverts every
 // change made so far; a second signal exits at once, keeping the journal
 // for -revert. A new -apply refuses to start while a journal records
-// unreverted changes.
+// unreverted changes. The journal's first record is Tomcat itself: -revert
+// restores the files, then stops the JVM a killed run left (running with
+// the tuned files) and starts Tomcat again if it ran before the run.
 package main

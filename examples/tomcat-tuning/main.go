@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -154,10 +155,16 @@ func revert(ctx context.Context, w io.Writer, path string) error {
 	}
 	for _, s := range done {
 		fmt.Fprintf(w, "reverted %s\n", s)
+		if s == stepTomcat {
+			fmt.Fprintln(w, "  (the run's JVM stopped; Tomcat started again if it was running before the run)")
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("revert (run -revert again once fixed; the journal keeps what is pending): %w", err)
 	}
-	fmt.Fprintln(w, "a Tomcat still running has the old configuration loaded: restart it")
+	if !slices.Contains(done, stepTomcat) {
+		// (A journal from before the study recorded its Tomcat.)
+		fmt.Fprintln(w, "a Tomcat still running has the old configuration loaded: restart it")
+	}
 	return nil
 }

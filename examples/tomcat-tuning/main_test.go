@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -303,8 +304,54 @@ func TestApplyAffinityRevert(t *testing.T) {
 	entries, err := tuning.ReadJournal(journal)
 	require.NoError(t, err)
 	require.NotEmpty(t, entries)
+	assert.Equal(t, "tomcat", entries[0].Step)
 	for _, e := range entries {
 		assert.True(t, e.Reverted, "journal entry %s not reverted", e.Step)
+	}
+}
+
+// TestKeepThenRevertRestartsTomcat runs a step with -keep against a Tomcat
+// that was already running: the tuned JVM stays up; -revert then restores
+// server.xml and starts Tomcat again with it, as it was found.
+func TestKeepThenRevertRestartsTomcat(t *testing.T) {
+	testutil.StableCPUs(t)
+	in, port, orig := tomcatBase(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/"
+	first, err := in.Start(ctx, &tomcatconf.StartOptions{ReadyURL: url})
+	require.NoError(t, err)
+	journal := filepath.Join(t.TempDir(), "study.journal")
+
+	out, err := runProgram(t, ctx, "-apply", "-keep", "-cpu-method", "affinity",
+		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
+		"-journal", journal, "-steps", "access-log",
+		"-duration", "1s", "-warmup", "0s", "-rate", "200", "-connections", "8")
+	require.NoError(t, err)
+	assert.Contains(t, out, "changes kept; undo them with -revert")
+	tuned, err := in.PID()
+	require.NoError(t, err, "-keep leaves the tuned JVM running")
+	assert.NotEqual(t, first.PID, tuned, "the study restarted Tomcat")
+	kept, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	require.NotEqual(t, orig, kept)
+
+	out, err = runProgram(t, ctx, "-revert", "-journal", journal)
+	require.NoError(t, err)
+	assert.Regexp(t, `(?s)reverted access-log\nreverted tomcat\n`, out)
+	got, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	assert.Equal(t, orig, got)
+	again, err := in.PID()
+	require.NoError(t, err, "Tomcat ran before the study: -revert starts it again")
+	assert.NotEqual(t, tuned, again, "a new JVM, with the restored server.xml")
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	resp.Body.Close()
+	entries, err := tuning.ReadJournal(journal)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.True(t, e.Reverted, e.Step)
 	}
 }
 
@@ -326,9 +373,15 @@ func TestKillThenRevert(t *testing.T) {
 	require.NotEqual(t, orig, mid, "the killed run left the access log off")
 	entries, err := tuning.ReadJournal(journal)
 	require.NoError(t, err)
-	require.Len(t, entries, 1)
-	assert.Equal(t, "access-log", entries[0].Step)
-	assert.False(t, entries[0].Reverted)
+	require.Len(t, entries, 2)
+	assert.Equal(t, "tomcat", entries[0].Step)
+	assert.Equal(t, "access-log", entries[1].Step)
+	for _, e := range entries {
+		assert.False(t, e.Reverted, e.Step)
+	}
+	// The JVM the run started with the access log off outlived it.
+	_, err = in.PID()
+	require.NoError(t, err, "the killed run's JVM still runs")
 
 	// A new run refuses to start over the pending journal.
 	out, err = runProgram(t, ctx, "-apply", "-catalina-home", in.Home, "-catalina-base", in.Base,
@@ -338,10 +391,14 @@ func TestKillThenRevert(t *testing.T) {
 
 	out, err = runProgram(t, ctx, "-revert", "-journal", journal)
 	require.NoError(t, err)
-	assert.Contains(t, out, "reverted access-log")
+	assert.Regexp(t, `(?s)reverted access-log\nreverted tomcat\n`, out, "files first, then Tomcat")
+	assert.NotContains(t, out, "restart it")
 	got, err := os.ReadFile(in.ServerXML())
 	require.NoError(t, err)
 	assert.Equal(t, orig, got, "server.xml byte-identical after -revert")
+	// Tomcat was not running before the run: -revert stopped the JVM.
+	_, err = in.PID()
+	assert.ErrorIs(t, err, tomcatconf.ErrNotRunning)
 
 	out, err = runProgram(t, ctx, "-revert", "-journal", journal)
 	require.NoError(t, err)
@@ -543,6 +600,8 @@ func TestSecondSignalKeepsJournal(t *testing.T) {
 	for _, e := range entries {
 		assert.True(t, e.Reverted, e.Step)
 	}
+	_, err = in.PID()
+	assert.ErrorIs(t, err, tomcatconf.ErrNotRunning)
 }
 
 // channelsFrom parses a captured `ethtool -l` output from the corpus.

@@ -183,6 +183,22 @@ func applySteps(ctx context.Context, w io.Writer, s *study, steps []tuning.Step)
 	if _, err := s.inst.PID(); err == nil {
 		s.wasRunning = true
 	}
+	// The study restarts Tomcat with the tuned files; a run that is killed
+	// leaves that JVM up. This record lets -revert stop it, and start
+	// Tomcat again if it ran before, once the files are back.
+	undo, err := tuning.NewUndo(undoTomcat, tomcatUndo{Home: s.inst.Home, Base: s.inst.Base,
+		PIDFile: s.inst.PIDFile, Env: s.inst.Env, NoFile: s.inst.NoFile,
+		WasRunning: s.wasRunning, ReadyURL: s.url})
+	if err != nil {
+		return err
+	}
+	tomcatSeq, err := j.Begin(stepTomcat, []tuning.Undo{undo})
+	if err != nil {
+		return err
+	}
+	if err := j.Applied(tomcatSeq); err != nil {
+		return err
+	}
 	selfAff, err := s.numaHost.Affinity(os.Getpid())
 	if err != nil {
 		return err
@@ -212,6 +228,9 @@ func applySteps(ctx context.Context, w io.Writer, s *study, steps []tuning.Step)
 		fmt.Fprintf(w, "Tomcat left running as tuned (JVM %d)\n", s.jvmPID)
 	} else {
 		stopErr = s.finishTomcat(context.WithoutCancel(ctx))
+		if stopErr == nil {
+			stopErr = j.Reverted(tomcatSeq)
+		}
 	}
 	fmt.Fprintln(w, "== Steps ==")
 	fmt.Fprint(w, tuning.FormatResults(results))

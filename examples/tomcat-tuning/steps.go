@@ -39,11 +39,59 @@ type nicChannelsUndo struct {
 	Before    nic.Channels `json:"before"`
 }
 
+// undoTomcat is the journal kind of the study's hold on Tomcat (its
+// restarts with the tuned files); its data is a tomcatUndo. The record
+// comes first in the journal, so a revert handles it last, with the files
+// back as found.
+const undoTomcat = "tomcat-instance"
+
+// stepTomcat is the journal's step name for the undoTomcat record.
+const stepTomcat = "tomcat"
+
+// tomcatUndo is the instance the study restarts and whether it ran
+// before: reverting stops the JVM the study left and, if Tomcat was
+// running, starts it again.
+type tomcatUndo struct {
+	Home       string   `json:"home"`
+	Base       string   `json:"base"`
+	PIDFile    string   `json:"pid_file,omitempty"`
+	Env        []string `json:"env,omitempty"`
+	NoFile     uint64   `json:"nofile,omitempty"`
+	WasRunning bool     `json:"was_running"`
+	ReadyURL   string   `json:"ready_url,omitempty"`
+}
+
+func (u tomcatUndo) instance() *tomcatconf.Instance {
+	return &tomcatconf.Instance{Home: u.Home, Base: u.Base, PIDFile: u.PIDFile, Env: u.Env, NoFile: u.NoFile}
+}
+
+// revertTomcat stops the JVM of the recorded instance, if one runs, and
+// starts Tomcat again if it ran before the study.
+func revertTomcat(ctx context.Context, data json.RawMessage) error {
+	var u tomcatUndo
+	if err := json.Unmarshal(data, &u); err != nil {
+		return fmt.Errorf("tomcat undo record: %w", err)
+	}
+	if u.Home == "" || u.Base == "" {
+		return fmt.Errorf("tomcat undo record %s: no home or base", data)
+	}
+	in := u.instance()
+	if _, err := in.Stop(ctx, nil); err != nil && !errors.Is(err, tomcatconf.ErrNotRunning) {
+		return err
+	}
+	if !u.WasRunning {
+		return nil
+	}
+	_, err := in.Start(ctx, &tomcatconf.StartOptions{ReadyURL: u.ReadyURL})
+	return err
+}
+
 // reverters returns the RevertFuncs of every change the study makes:
-// tuning's (file, cpu-online, sysctl) and the NIC channel counts. The
-// returned func closes the ethtool socket.
+// tuning's (file, cpu-online, sysctl), the NIC channel counts and Tomcat's
+// restarts. The returned func closes the ethtool socket.
 func reverters(h *tuning.Host) (tuning.Reverters, func()) {
 	rev := h.Reverters()
+	rev[undoTomcat] = revertTomcat
 	var client *nic.Client
 	rev[undoNICChannels] = func(_ context.Context, data json.RawMessage) error {
 		var u nicChannelsUndo
