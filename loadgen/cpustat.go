@@ -162,9 +162,8 @@ func ProcessCPU(root hostfs.Root, pid int) (CPUTimes, error) {
 }
 
 // parsePIDStat returns utime+stime, in clock ticks, from a /proc/PID/stat
-// line. The command
-// name (field 2) is in parentheses and may itself hold spaces and ')', so
-// the fields are counted from the last ')'.
+// line. The command name (field 2) is in parentheses and may itself hold
+// spaces and ')', so the fields are counted from the last ')'.
 func parsePIDStat(b []byte) (uint64, error) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
