@@ -390,7 +390,7 @@ func (s *study) load(ctx context.Context, name, target string, pid int) (loadgen
 		// A closed-loop warm-up: a freshly started JVM is still compiling
 		// and, at an open-model rate, would build a backlog of seconds that
 		// the measured run then inherits.
-		if _, err := loadgen.Run(ctx, loadgen.Config{URL: target, Connections: s.o.connections, Duration: s.o.warmup}); err != nil {
+		if _, err := s.runLoad(ctx, loadgen.Config{URL: target, Connections: s.o.connections, Duration: s.o.warmup}); err != nil {
 			return loadgen.Figures{}, fmt.Errorf("warm-up: %w", err)
 		}
 	}
@@ -400,7 +400,7 @@ func (s *study) load(ctx context.Context, name, target string, pid int) (loadgen
 	if pid > 0 {
 		before, _ = loadgen.ProcessCPU(root, pid)
 	}
-	res, err := loadgen.Run(ctx, cfg)
+	res, err := s.runLoad(ctx, cfg)
 	if err != nil {
 		return loadgen.Figures{}, err
 	}
@@ -441,7 +441,7 @@ func (s *study) census(ctx context.Context) (tomcatconf.Recommendation, error) {
 	defer cancel()
 	loadDone := make(chan error, 1)
 	go func() {
-		_, err := loadgen.Run(lctx, loadgen.Config{URL: s.url, Rate: s.o.rate, Connections: s.o.connections,
+		_, err := s.runLoad(lctx, loadgen.Config{URL: s.url, Rate: s.o.rate, Connections: s.o.connections,
 			Duration: interval + 2*time.Second})
 		loadDone <- err
 	}()

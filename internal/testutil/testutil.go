@@ -385,3 +385,24 @@ func DebianTomcatBase(t testing.TB) string {
 	}
 	return base
 }
+
+// packagedTomcatWait bounds the wait for the packaged-Tomcat lock: a
+// whole tuning study against /var/lib/tomcat10 can hold it for minutes.
+const packagedTomcatWait = 15 * time.Minute
+
+// LockPackagedTomcat serialises, across test processes, the tests that
+// start, stop or reconfigure Debian's installed tomcat10 itself
+// (/var/lib/tomcat10, port 8080, the tomcat10 unit), so two packages never
+// fight for its port or its files. It holds an exclusive flock(2) on a file
+// in $TMPDIR until t.Cleanup. Call it before the test looks at the
+// instance, and register cleanups that stop JVMs after it, so they run
+// before the lock is released.
+func LockPackagedTomcat(t testing.TB) {
+	t.Helper()
+	f, err := flock(filepath.Join(os.TempDir(), "nettune-packaged-tomcat.lock"), syscall.LOCK_EX,
+		time.Now().Add(packagedTomcatWait))
+	if err != nil {
+		t.Fatalf("packaged Tomcat lock: %v", err)
+	}
+	t.Cleanup(func() { f.Close() })
+}
