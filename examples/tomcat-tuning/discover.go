@@ -305,6 +305,9 @@ func (s *study) findNIC(ctx context.Context) {
 	}
 	s.channels = &ch
 	_ = nic.FormatChannels(s.w, name, ch, nil)
+	if s.ifaceVirtual && ch.MaxQueues() > 1 {
+		fmt.Fprintf(s.w, "%s is virtual but has channels to set (up to %d queues): the nic-queues step tunes it\n", name, ch.MaxQueues())
+	}
 }
 
 func nodeText(n int) string {
