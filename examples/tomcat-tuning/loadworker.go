@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -179,7 +180,15 @@ func (l netnsLoad) run(ctx context.Context, cfg loadgen.Config) (*loadgen.Result
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = workerStopWait
-	err = cmd.Run()
+	// PR_SET_PDEATHSIG fires when the thread that forked the worker ends,
+	// not the process: fork from a thread kept for the worker's lifetime.
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		done <- cmd.Run()
+	}()
+	err = <-done
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, fmt.Errorf("load of %s in %s: %w", cfg.URL, l.where(), cerr)
 	}
@@ -223,6 +232,9 @@ func checkLoadNetNS(o options) error {
 	}
 	if name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
 		return fmt.Errorf("-load-netns %q: want the name of a namespace in %s (as `ip netns list` shows it)", name, netnsDir)
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return fmt.Errorf("-load-netns %q runs the load through `ip netns exec`: %w (install iproute2)", name, err)
 	}
 	if _, err := os.Stat(filepath.Join(netnsDir, name)); err != nil {
 		return fmt.Errorf("-load-netns %q: %w (create it with `ip netns add %s`, with a route to the URL's host)", name, err, name)

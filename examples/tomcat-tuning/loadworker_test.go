@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -228,4 +230,28 @@ func TestLoadWorkerProcess(t *testing.T) {
 	assert.ErrorContains(t, runErr, "in this network namespace")
 	_, err = os.Stat(filepath.Join("/proc", strconv.Itoa(pid)))
 	assert.True(t, os.IsNotExist(err), "worker %d still in /proc after run returned", pid)
+}
+
+// TestCheckLoadNetNS: -load-netns names a namespace ip netns knows, and
+// is not given with -remote-load.
+func TestCheckLoadNetNS(t *testing.T) {
+	require.NoError(t, checkLoadNetNS(options{}))
+	for _, tt := range []struct {
+		o    options
+		want string
+	}{
+		{options{loadNetNS: "cli", remote: true}, "give one of them"},
+		{options{loadNetNS: "../cli"}, `-load-netns "../cli": want the name of a namespace in /run/netns`},
+		{options{loadNetNS: ".."}, "want the name of a namespace"},
+	} {
+		assert.ErrorContains(t, checkLoadNetNS(tt.o), tt.want, tt.o.loadNetNS)
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		assert.ErrorContains(t, checkLoadNetNS(options{loadNetNS: "cli"}), "install iproute2")
+		return
+	}
+	missing := fmt.Sprintf("nettune-missing-%d", os.Getpid())
+	err := checkLoadNetNS(options{loadNetNS: missing})
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	assert.ErrorContains(t, err, "create it with `ip netns add "+missing+"`")
 }

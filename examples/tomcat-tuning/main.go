@@ -125,11 +125,11 @@ func run(ctx context.Context, w io.Writer, o options) error {
 	if o.cpus < 1 {
 		return fmt.Errorf("-cpus %d: want 1 or more", o.cpus)
 	}
-	if err := checkLoadNetNS(o); err != nil {
-		return err
-	}
 	if o.revert {
 		return revert(ctx, w, o.journal)
+	}
+	if err := checkLoadNetNS(o); err != nil {
+		return err
 	}
 	if o.apply && o.root != "/" {
 		return errors.New("-apply changes the running host: it cannot be used with -root")
