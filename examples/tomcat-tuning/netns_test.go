@@ -309,3 +309,68 @@ func TestIntegrationLoadNetNSCancel(t *testing.T) {
 	assert.ErrorContains(t, err, "network namespace "+n.cli+"-missing")
 	assert.ErrorContains(t, err, "exit status")
 }
+
+// TestIntegrationLoadNetNSStudyKilled kills the study (SIGKILL, no chance
+// to clean up) while its baseline load runs in the client namespace: the
+// kernel ends the worker with it (PR_SET_PDEATHSIG, kept across ip netns
+// exec's exec), so /proc shows no worker and the namespace is empty.
+func TestIntegrationLoadNetNSStudyKilled(t *testing.T) {
+	testutil.RequireHostTests(t)
+	bin := program(t)
+	n := newStudyNetNS(t)
+	t.Cleanup(func() {
+		// A worker that outlived the study is the test's to end, by PID
+		// (the binary is this test's own build).
+		for _, pid := range workerProcs(t, bin) {
+			t.Errorf("load worker %d was left running: killing it", pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// Plan mode measures -url as the baseline; nobody answers on port 9,
+	// so the load would run its whole minute.
+	cmd := exec.CommandContext(ctx, bin, "-catalina-home", t.TempDir(), "-catalina-base", t.TempDir(),
+		"-url", "http://"+n.srvAddr+":9/", "-load-netns", n.cli, "-warmup", "0s", "-duration", "60s",
+		"-rate", "20", "-connections", "2", "-steps", "nic-queues")
+	cmd.Env = cleanEnv()
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	workers := make(chan struct{})
+	pid := waitWorker(t, bin, workers)
+	require.NotEqual(t, cmd.Process.Pid, pid)
+	assert.Equal(t, []int{pid}, procsInNetNS(t, n.path(n.cli)))
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	err := <-exited
+	exited <- err // for the cleanup
+	t.Logf("tomcat-tuning (killed: %v)\n%s", err, out.String())
+	assert.Contains(t, out.String(), "load generator: network namespace "+n.cli)
+
+	// Bounded polling: the kernel signals the worker when the study dies
+	// (then init reaps it).
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) && (alive(pid) || len(procsInNetNS(t, n.path(n.cli))) > 0) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.False(t, alive(pid), "worker %d outlived the study", pid)
+	assert.Empty(t, procsInNetNS(t, n.path(n.cli)), "processes left in %s", n.cli)
+}
+
+// alive reports whether pid is a process that runs: in /proc and not a
+// zombie waiting for its new parent to reap it.
+func alive(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	// pid (comm) S ...: the state follows the last ')'.
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+}
