@@ -103,6 +103,17 @@ func (ch Channels) QueueUpdate(n uint32) ChannelsUpdate {
 	return ChannelsUpdate{RX: Count(n), TX: Count(n)}
 }
 
+// MaxQueues returns the most queue pairs QueueUpdate can give the
+// device: the combined maximum when it has combined channels, the smaller
+// of the rx and tx maxima otherwise. A device whose MaxQueues is 1 or 0
+// (lo, a veth created with one queue) has no queue count to tune.
+func (ch Channels) MaxQueues() uint32 {
+	if ch.HasCombined() {
+		return ch.MaxCombined
+	}
+	return min(ch.MaxRX, ch.MaxTX)
+}
+
 // With returns ch with the counts u names changed, after the checks the
 // kernel makes before it calls the driver (net/ethtool/channels.c): every
 // count at most its maximum (ErrExceedsMaximum), and at least one RX and

@@ -176,6 +176,34 @@ func TestQueueUpdate(t *testing.T) {
 	assert.Equal(t, "rx 8 tx 8", nic.Channels{MaxRX: 8, MaxTX: 8}.QueueUpdate(8).String())
 }
 
+func TestMaxQueues(t *testing.T) {
+	tests := []struct {
+		name string
+		ch   nic.Channels
+		want uint32
+	}{
+		{"mlx5 combined", nic.Channels{MaxCombined: 63, MaxOther: 1}, 63},
+		{"combined and rx/tx: combined wins, as in QueueUpdate", nic.Channels{MaxCombined: 4, MaxRX: 16, MaxTX: 16}, 4},
+		{"veth rx/tx", nic.Channels{MaxRX: 8, MaxTX: 8}, 8},
+		{"rx/tx uneven: the smaller", nic.Channels{MaxRX: 8, MaxTX: 3}, 3},
+		{"single-queue veth", nic.Channels{MaxRX: 1, MaxTX: 1}, 1},
+		{"rx only", nic.Channels{MaxRX: 4}, 0},
+		{"other only", nic.Channels{MaxOther: 1}, 0},
+		{"none (lo)", nic.Channels{}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.ch.MaxQueues())
+			if tt.want > 0 {
+				_, err := tt.ch.With(tt.ch.QueueUpdate(tt.want))
+				require.NoError(t, err, "MaxQueues is reachable with QueueUpdate")
+				_, err = tt.ch.With(tt.ch.QueueUpdate(tt.want + 1))
+				require.ErrorIs(t, err, nic.ErrExceedsMaximum, "and nothing above it is")
+			}
+		})
+	}
+}
+
 func TestParseChannelsUpdate(t *testing.T) {
 	tests := []struct {
 		args []string

@@ -31,7 +31,8 @@
 // SetChannels returns what it was given, not what the driver did) and
 // returns the counts before and after, so ChannelsChange.Undo restores
 // them. NICs without combined channels (veth, some Intel NICs) are set
-// through rx and tx; Channels.QueueUpdate picks the right form.
+// through rx and tx; Channels.QueueUpdate picks the right form, and
+// Channels.MaxQueues says how many queue pairs it can give at most.
 // Client.PlanChannels is the dry run. FormatChannels prints exactly what
 // `ethtool -l` prints; ParseChannels reads it back.
 //

@@ -234,6 +234,9 @@ func (s *study) targetURL() string {
 func (s *study) findNIC(ctx context.Context) {
 	fmt.Fprintln(s.w, "== NIC ==")
 	s.url = s.targetURL()
+	if s.o.loadNetNS != "" {
+		fmt.Fprintf(s.w, "load generator: network namespace %s (ip netns exec %s), as from a client machine\n", s.o.loadNetNS, s.o.loadNetNS)
+	}
 	name := s.o.iface
 	if name == "" && s.live {
 		addr, err := urlAddr(ctx, s.url)
@@ -302,6 +305,9 @@ func (s *study) findNIC(ctx context.Context) {
 	}
 	s.channels = &ch
 	_ = nic.FormatChannels(s.w, name, ch, nil)
+	if s.ifaceVirtual && ch.MaxQueues() > 1 {
+		fmt.Fprintf(s.w, "%s is virtual but has channels to set (up to %d queues): the nic-queues step tunes it\n", name, ch.MaxQueues())
+	}
 }
 
 func nodeText(n int) string {

@@ -30,6 +30,9 @@ const (
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == loadWorkerArg {
+		os.Exit(loadWorkerMain())
+	}
 	var o options
 	flag.BoolVar(&o.apply, "apply", false, "run the steps (default: discover, plan and measure a baseline only)")
 	flag.BoolVar(&o.revert, "revert", false, "restore everything the journal of an earlier run records, then exit")
@@ -52,6 +55,7 @@ func main() {
 	flag.StringVar(&o.grub, "grub", "", "GRUB defaults file (default: ROOT/etc/default/grub)")
 	flag.StringVar(&o.root, "root", "/", "host root: a fixture or mounted tree for plan mode")
 	flag.StringVar(&o.iface, "iface", "", "NIC to tune (default: the interface holding the URL's address)")
+	flag.StringVar(&o.loadNetNS, "load-netns", "", "run each load inside this network namespace (ip netns), like the guide's client machine")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "tomcat-tuning: unexpected arguments %q\n", flag.Args())
@@ -88,6 +92,7 @@ type options struct {
 	duration, warmup            time.Duration
 	jsonFile, plotFile          string
 	grub, root, iface           string
+	loadNetNS                   string
 }
 
 const (
@@ -122,6 +127,9 @@ func run(ctx context.Context, w io.Writer, o options) error {
 	}
 	if o.revert {
 		return revert(ctx, w, o.journal)
+	}
+	if err := checkLoadNetNS(o); err != nil {
+		return err
 	}
 	if o.apply && o.root != "/" {
 		return errors.New("-apply changes the running host: it cannot be used with -root")

@@ -259,29 +259,40 @@ func (s *study) prepareThreads(ctx context.Context) (*tuning.Change, error) {
 	return ch, nil
 }
 
-// prepareNICQueues sets the NIC's queue count to the CPU count (ethtool -L
-// IF combined N, or rx N tx N).
+// prepareNICQueues sets the NIC's queue count to the number of CPUs
+// Tomcat gets (ethtool -L IF combined N, or rx N tx N), capped at the
+// device's maximum. A virtual device is a NIC for this step when it has
+// channels to set: a veth made with numrxqueues/numtxqueues N has rx and
+// tx channels up to N; lo and one-queue devices are skipped.
 func (s *study) prepareNICQueues(context.Context) (*tuning.Change, error) {
 	n := uint32(s.n)
+	virtual := s.iface == "lo" || s.ifaceVirtual
 	switch {
 	case s.iface == "":
 		return &tuning.Change{Skip: "no NIC: " + s.ifaceWhy}, nil
-	case s.iface == "lo" || s.ifaceVirtual:
+	case s.channels == nil && virtual:
 		return &tuning.Change{Describe: fmt.Sprintf("ethtool -L %s combined %d", s.iface, n),
-			Skip: "no physical NIC: " + firstNonEmpty(s.ifaceWhy, s.iface+" is the loopback")}, nil
+			Skip: fmt.Sprintf("no physical NIC: %s, without channels to set (%s)",
+				firstNonEmpty(s.ifaceWhy, s.iface+" is the loopback"), errText(s.channelsErr, "none reported"))}, nil
 	case s.channels == nil:
 		return &tuning.Change{Describe: fmt.Sprintf("ethtool -L %s combined %d", s.iface, n),
 			Skip: fmt.Sprintf("channels unknown: %v", s.channelsErr)}, nil
 	}
 	ch := *s.channels
-	if ch.MaxCombined == 0 && (ch.MaxRX == 0 || ch.MaxTX == 0) {
+	limit := ch.MaxQueues()
+	switch {
+	case limit == 0:
 		return &tuning.Change{Skip: s.iface + " has no combined or rx/tx channels to set"}, nil
+	case limit == 1 && virtual:
+		return &tuning.Change{Skip: fmt.Sprintf("no physical NIC, and virtual %s has one queue (ethtool -l: %s): "+
+			"no queue count to set (a veth made with numrxqueues N numtxqueues N has N)", s.iface, channelsText(ch))}, nil
 	}
-	limit := ch.MaxCombined
-	if limit == 0 {
-		limit = min(ch.MaxRX, ch.MaxTX)
+	var notes []string
+	if virtual {
+		notes = append(notes, fmt.Sprintf("%s is virtual, with channels to set (%s)", s.iface, channelsText(ch)))
 	}
 	if n > limit {
+		notes = append(notes, fmt.Sprintf("%d CPUs capped at %s's maximum of %d queues", n, s.iface, limit))
 		n = limit
 	}
 	u := ch.QueueUpdate(n)
@@ -290,6 +301,9 @@ func (s *study) prepareNICQueues(context.Context) (*tuning.Change, error) {
 		return &tuning.Change{Skip: err.Error()}, nil
 	}
 	desc := fmt.Sprintf("ethtool -L %s %s: %s", s.iface, u, nic.ChannelsChange{Interface: s.iface, Before: ch, After: next})
+	for _, note := range notes {
+		desc += "\n(" + note + ")"
+	}
 	if next == ch {
 		return &tuning.Change{Describe: desc}, nil
 	}
@@ -314,6 +328,32 @@ func (s *study) prepareNICQueues(context.Context) (*tuning.Change, error) {
 			return err
 		},
 	}, nil
+}
+
+// errText is err's message, or none when err is nil.
+func errText(err error, none string) string {
+	if err == nil {
+		return none
+	}
+	return err.Error()
+}
+
+// channelsText is ch's maxima and counts in short: "rx 8/8, tx 8/8" (the
+// current count, then the maximum) for the kinds the device has.
+func channelsText(ch nic.Channels) string {
+	var parts []string
+	for _, k := range []struct {
+		name     string
+		cur, max uint32
+	}{{"rx", ch.RX, ch.MaxRX}, {"tx", ch.TX, ch.MaxTX}, {"other", ch.Other, ch.MaxOther}, {"combined", ch.Combined, ch.MaxCombined}} {
+		if k.max > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d/%d", k.name, k.cur, k.max))
+		}
+	}
+	if len(parts) == 0 {
+		return "no channels"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // prepareNUMALocal moves Tomcat to CPUs of the NIC's NUMA node: online
