@@ -91,7 +91,10 @@ func (hw *HlogWriter) printf(format string, args ...any) {
 }
 
 // Write appends one interval. The tag must not hold commas, spaces or
-// line breaks (the format's rule); "" writes an untagged line.
+// line breaks (the format's rule); "" writes an untagged line. An interval
+// that ends before it starts is refused; one that starts before the base
+// time is written with a negative start. A refused interval writes
+// nothing.
 func (hw *HlogWriter) Write(iv Interval) error {
 	if strings.ContainsAny(iv.Tag, ", \r\n") {
 		return fmt.Errorf("loadgen: hlog tag %q: must not contain commas, spaces or line breaks", iv.Tag)
@@ -99,15 +102,15 @@ func (hw *HlogWriter) Write(iv Interval) error {
 	if iv.Hist == nil {
 		return errors.New("loadgen: hlog interval without a histogram")
 	}
+	if iv.End.Before(iv.Start) {
+		return fmt.Errorf("loadgen: hlog interval ends (%s) before it starts (%s)", iv.End.Format(time.RFC3339Nano), iv.Start.Format(time.RFC3339Nano))
+	}
 	enc, err := iv.Hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 	if err != nil {
 		return fmt.Errorf("loadgen: encode interval histogram: %w", err)
 	}
 	if iv.Tag != "" {
 		hw.printf("Tag=%s,", iv.Tag)
-	}
-	if iv.End.Before(iv.Start) {
-		return fmt.Errorf("loadgen: hlog interval ends (%s) before it starts (%s)", iv.End.Format(time.RFC3339Nano), iv.Start.Format(time.RFC3339Nano))
 	}
 	begin := unixMilli(iv.Start)
 	off := seconds(begin - unixMilli(hw.base))

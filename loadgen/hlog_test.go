@@ -119,7 +119,9 @@ func TestHlogIntervalBeforeStartTime(t *testing.T) {
 	// A length or max below zero is still refused, and names the line.
 	_, err = loadgen.ReadHlog(strings.NewReader("#[StartTime: 10]\n0,-1,0,HISTFAAAAEV42pNpmSzMwMCgyAABTBDKT4GBgdnNYMcCBvsPEBEJISEuATEZMQ4uASkhIR4nrxg9v2lMaxhvMekILGZkKmcCAEf2CsI=\n"))
 	require.ErrorContains(t, err, `hlog line 2: field 2 "-1" is not a non-negative number`)
-	require.ErrorContains(t, w.Write(loadgen.Interval{Start: start, End: start.Add(-time.Second), Hist: hist(1)}), "ends")
+	before := buf.Len()
+	require.ErrorContains(t, w.Write(loadgen.Interval{Tag: "x", Start: start, End: start.Add(-time.Second), Hist: hist(1)}), "ends")
+	assert.Equal(t, before, buf.Len(), "a refused interval writes nothing")
 }
 
 // TestReadHlogFromHdrHistogram reads logs written by HdrHistogram's own
