@@ -40,8 +40,8 @@ type Interval struct {
 
 // IntervalLog is a parsed HdrHistogram interval log (.hlog).
 type IntervalLog struct {
-	// StartTime is the log's #[StartTime: …]; intervals are relative to it
-	// in the file and absolute here.
+	// StartTime is the log's #[StartTime: …]. Interval starts are relative
+	// to its BaseTime in the file (or to StartTime) and absolute here.
 	StartTime time.Time
 	// Comments are the log's comment lines without the leading '#', other
 	// than the format version, StartTime and BaseTime lines.
@@ -51,26 +51,35 @@ type IntervalLog struct {
 
 // HlogWriter writes an HdrHistogram interval log, format 1.3, readable by
 // HdrHistogram's own tools (HistogramLogProcessor, the Go and Java log
-// readers): a header with the version, StartTime and legend, then one line
-// per interval histogram with timestamps relative to StartTime in seconds,
-// the interval's max in milliseconds, and the compressed V2 histogram.
+// readers): a header with the version, StartTime, a BaseTime equal to it
+// and the legend, then one line per interval histogram with its start
+// relative to BaseTime in seconds, its length, the interval's max in
+// milliseconds, and the compressed V2 histogram. Times are written to the
+// millisecond. An interval that began before StartTime (a merged or edited
+// log) gets a negative start, as HdrHistogram's own writers give it; the
+// BaseTime line tells every reader that starts are relative.
 type HlogWriter struct {
-	w     io.Writer
-	start time.Time
-	err   error
+	w    io.Writer
+	base time.Time
+	err  error
 }
 
 // NewHlogWriter writes the log header to w. start is the run's start time
 // (the base of every interval timestamp); comment, when not empty, is
 // written as a comment line (e.g. the command line).
 func NewHlogWriter(w io.Writer, start time.Time, comment string) (*HlogWriter, error) {
-	hw := &HlogWriter{w: w, start: start}
+	return newHlogWriter(w, start, start, comment)
+}
+
+// newHlogWriter writes interval starts relative to base.
+func newHlogWriter(w io.Writer, start, base time.Time, comment string) (*HlogWriter, error) {
+	hw := &HlogWriter{w: w, base: base}
 	if comment != "" {
 		hw.printf("#[%s]\n", strings.ReplaceAll(comment, "\n", " "))
 	}
 	hw.printf("#[Histogram log format version %s]\n", HlogFormatVersion)
-	ms := start.UnixMilli()
-	hw.printf("#[StartTime: %d.%03d (seconds since epoch), %s]\n", ms/1000, ms%1000, start.UTC().Format(time.RFC3339))
+	hw.printf("#[StartTime: %s (seconds since epoch), %s]\n", seconds(unixMilli(start)), start.UTC().Format(time.RFC3339))
+	hw.printf("#[BaseTime: %s (seconds since epoch)]\n", seconds(unixMilli(base)))
 	hw.printf("\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n")
 	return hw, hw.err
 }
@@ -82,13 +91,19 @@ func (hw *HlogWriter) printf(format string, args ...any) {
 }
 
 // Write appends one interval. The tag must not hold commas, spaces or
-// line breaks (the format's rule); "" writes an untagged line.
+// line breaks (the format's rule); "" writes an untagged line. An interval
+// that ends before it starts is refused; one that starts before the base
+// time is written with a negative start. A refused interval writes
+// nothing.
 func (hw *HlogWriter) Write(iv Interval) error {
 	if strings.ContainsAny(iv.Tag, ", \r\n") {
 		return fmt.Errorf("loadgen: hlog tag %q: must not contain commas, spaces or line breaks", iv.Tag)
 	}
 	if iv.Hist == nil {
 		return errors.New("loadgen: hlog interval without a histogram")
+	}
+	if iv.End.Before(iv.Start) {
+		return fmt.Errorf("loadgen: hlog interval ends (%s) before it starts (%s)", iv.End.Format(time.RFC3339Nano), iv.Start.Format(time.RFC3339Nano))
 	}
 	enc, err := iv.Hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 	if err != nil {
@@ -97,21 +112,40 @@ func (hw *HlogWriter) Write(iv Interval) error {
 	if iv.Tag != "" {
 		hw.printf("Tag=%s,", iv.Tag)
 	}
-	off := iv.Start.Sub(hw.start).Seconds()
-	length := iv.End.Sub(iv.Start).Seconds()
+	begin := unixMilli(iv.Start)
+	off := seconds(begin - unixMilli(hw.base))
+	length := seconds(unixMilli(iv.End) - begin)
 	maxMs := float64(iv.Hist.Max()) / 1000 // values are µs
-	hw.printf("%.3f,%.3f,%.3f,%s\n", off, length, maxMs, enc)
+	hw.printf("%s,%s,%.3f,%s\n", off, length, maxMs, enc)
 	return hw.err
+}
+
+// unixMilli is t to the nearest millisecond, the log's resolution.
+func unixMilli(t time.Time) int64 { return t.Round(time.Millisecond).UnixMilli() }
+
+// seconds formats a count of milliseconds as seconds with three decimals,
+// negative ones too ("-1.500").
+func seconds(ms int64) string {
+	sign := ""
+	if ms < 0 {
+		sign, ms = "-", -ms
+	}
+	return fmt.Sprintf("%s%d.%03d", sign, ms/1000, ms%1000)
 }
 
 // ReadHlog parses an interval log: nettune's own, and those written by
 // HdrHistogram's Java and Go writers (versions 1.2 and 1.3, tagged or not,
-// with or without StartTime and BaseTime). Errors name the line.
+// with or without StartTime and BaseTime). An interval's start may be
+// negative: it began before the base time (HdrHistogram's readers accept
+// it too). Without a BaseTime line, starts more than a year before
+// StartTime are relative to it and others absolute, as in HdrHistogram's
+// readers; without a StartTime line, the log starts at its first interval.
+// Times are kept to the millisecond. Errors name the line.
 func ReadHlog(r io.Reader) (*IntervalLog, error) {
 	log := &IntervalLog{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), 64<<20)
-	var startSec, baseSec float64
+	var startMs, baseMs int64
 	haveStart, haveBase := false, false
 	line := 0
 	for sc.Scan() {
@@ -123,9 +157,9 @@ func ReadHlog(r io.Reader) (*IntervalLog, error) {
 		case strings.HasPrefix(text, "#"):
 			c := text[1:]
 			if v, ok := headerNumber(c, "[StartTime: "); ok {
-				startSec, haveStart = v, true
+				startMs, haveStart = v, true
 			} else if v, ok := headerNumber(c, "[BaseTime: "); ok {
-				baseSec, haveBase = v, true
+				baseMs, haveBase = v, true
 			} else if !strings.HasPrefix(c, "[Histogram log format version") {
 				log.Comments = append(log.Comments, strings.TrimSuffix(strings.TrimPrefix(c, "["), "]"))
 			}
@@ -133,36 +167,42 @@ func ReadHlog(r io.Reader) (*IntervalLog, error) {
 		case strings.HasPrefix(text, `"StartTimestamp"`):
 			continue
 		}
-		iv, tsSec, lengthSec, err := parseIntervalLine(text)
+		iv, tsMs, lengthMs, err := parseIntervalLine(text)
 		if err != nil {
 			return nil, fmt.Errorf("loadgen: hlog line %d: %w", line, err)
-		}
-		if !haveStart {
-			startSec, haveStart = tsSec, true
 		}
 		if !haveBase {
 			// As HdrHistogram's readers: timestamps more than a year before
 			// StartTime are relative to it.
-			if tsSec < startSec-365*24*3600 {
-				baseSec = startSec
+			if haveStart && tsMs < startMs-365*24*3600*1000 {
+				baseMs = startMs
 			}
 			haveBase = true
 		}
-		abs := tsSec + baseSec
-		iv.Start = secondsTime(abs)
-		iv.End = secondsTime(abs + lengthSec)
+		abs := tsMs + baseMs
+		if !haveStart {
+			startMs, haveStart = abs, true
+		}
+		iv.Start = time.UnixMilli(abs).UTC()
+		iv.End = time.UnixMilli(abs + lengthMs).UTC()
 		log.Intervals = append(log.Intervals, iv)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("loadgen: hlog: %w", err)
 	}
 	if haveStart {
-		log.StartTime = secondsTime(startSec)
+		log.StartTime = time.UnixMilli(startMs).UTC()
 	}
 	return log, nil
 }
 
-func headerNumber(c, prefix string) (float64, bool) {
+// maxHlogSeconds bounds every time in a log (±31 700 years), so sums of
+// them stay exact in milliseconds.
+const maxHlogSeconds = 1e12
+
+// headerNumber reads the seconds after prefix in a header comment, in
+// milliseconds.
+func headerNumber(c, prefix string) (int64, bool) {
 	if !strings.HasPrefix(c, prefix) {
 		return 0, false
 	}
@@ -170,13 +210,17 @@ func headerNumber(c, prefix string) (float64, bool) {
 	if len(f) == 0 {
 		return 0, false
 	}
-	v, err := strconv.ParseFloat(f[0], 64)
-	return v, err == nil && !math.IsInf(v, 0) && !math.IsNaN(v)
+	v, err := strconv.ParseFloat(strings.TrimSuffix(f[0], "]"), 64)
+	if err != nil || math.IsNaN(v) || math.Abs(v) > maxHlogSeconds {
+		return 0, false
+	}
+	return int64(math.Round(v * 1000)), true
 }
 
 // parseIntervalLine parses "[Tag=T,]start,length,max,payload" and returns
-// the interval (without times) and its start and length in seconds.
-func parseIntervalLine(text string) (Interval, float64, float64, error) {
+// the interval (without times) and its start and length in milliseconds.
+// The start may be negative (before the base time); length and max not.
+func parseIntervalLine(text string) (Interval, int64, int64, error) {
 	var iv Interval
 	if strings.HasPrefix(text, "Tag=") {
 		tag, rest, ok := strings.Cut(text[4:], ",")
@@ -189,25 +233,28 @@ func parseIntervalLine(text string) (Interval, float64, float64, error) {
 	if len(f) != 4 {
 		return iv, 0, 0, fmt.Errorf("expected StartTimestamp,Interval_Length,Interval_Max,Interval_Compressed_Histogram, got %d fields", len(f))
 	}
-	var nums [3]float64
-	for i := range nums {
+	// Start and length are seconds, kept in milliseconds; the max (in the
+	// values' unit) is informative only: the histogram holds it.
+	var ms [2]int64
+	for i := range f[:3] {
 		v, err := strconv.ParseFloat(f[i], 64)
-		if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) || v > 1e12 {
+		switch {
+		case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
+			return iv, 0, 0, fmt.Errorf("field %d %q is not a number", i+1, f[i])
+		case v < 0 && i > 0:
 			return iv, 0, 0, fmt.Errorf("field %d %q is not a non-negative number", i+1, f[i])
+		case i < 2 && math.Abs(v) > maxHlogSeconds:
+			return iv, 0, 0, fmt.Errorf("field %d %q is not a number of seconds within ±%g", i+1, f[i], maxHlogSeconds)
+		case i < 2:
+			ms[i] = int64(math.Round(v * 1000))
 		}
-		nums[i] = v
 	}
 	h, err := hdrhistogram.Decode([]byte(f[3]))
 	if err != nil {
-		return iv, 0, 0, fmt.Errorf("histogram payload: %v", err)
+		return iv, 0, 0, fmt.Errorf("histogram payload: %w", err)
 	}
 	iv.Hist = h
-	return iv, nums[0], nums[1], nil
-}
-
-func secondsTime(s float64) time.Time {
-	sec := math.Floor(s)
-	return time.Unix(int64(sec), int64(math.Round((s-sec)*1e3))*int64(time.Millisecond)).UTC()
+	return iv, ms[0], ms[1], nil
 }
 
 // Total merges every interval of the log with the given tag into one
@@ -294,13 +341,22 @@ func MergeHlogs(tag string, logs ...*IntervalLog) (*MergedLogs, error) {
 	return m, nil
 }
 
-// WriteHlog writes a whole log (for instance a merged one) with w.
+// WriteHlog writes a whole log (for instance a merged one) with w. Its
+// BaseTime is StartTime, or the start of an earlier interval, so that no
+// interval start is written negative (HdrHistogram's Go reader misreads
+// those).
 func WriteHlog(w io.Writer, l *IntervalLog) error {
 	start := l.StartTime
 	if start.IsZero() && len(l.Intervals) > 0 {
 		start = l.Intervals[0].Start
 	}
-	hw, err := NewHlogWriter(w, start, strings.Join(l.Comments, "; "))
+	base := start
+	for _, iv := range l.Intervals {
+		if iv.Start.Before(base) {
+			base = iv.Start
+		}
+	}
+	hw, err := newHlogWriter(w, start, base, strings.Join(l.Comments, "; "))
 	if err != nil {
 		return err
 	}

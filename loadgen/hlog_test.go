@@ -39,7 +39,7 @@ func TestHlogRoundTrip(t *testing.T) {
 		}
 	}
 	text := buf.String()
-	assert.True(t, strings.HasPrefix(text, "#[loadgen -c64 -R15000 -d10 http://127.0.0.1:8080/]\n#[Histogram log format version 1.3]\n#[StartTime: 1796227200.250 (seconds since epoch), 2026-12-02T16:00:00Z]\n\"StartTimestamp\""), text)
+	assert.True(t, strings.HasPrefix(text, "#[loadgen -c64 -R15000 -d10 http://127.0.0.1:8080/]\n#[Histogram log format version 1.3]\n#[StartTime: 1796227200.250 (seconds since epoch), 2026-12-02T16:00:00Z]\n#[BaseTime: 1796227200.250 (seconds since epoch)]\n\"StartTimestamp\""), text)
 	assert.Contains(t, text, "\nTag=lag,2.000,1.000,250.111,HISTF")
 
 	got, err := loadgen.ReadHlog(strings.NewReader(text))
@@ -63,6 +63,65 @@ func TestHlogRoundTrip(t *testing.T) {
 	_, err = loadgen.ReadHlog(strings.NewReader("0.1,1.0\n"))
 	require.ErrorContains(t, err, "hlog line 1: expected StartTimestamp,Interval_Length,Interval_Max,Interval_Compressed_Histogram")
 	require.Error(t, w.Write(loadgen.Interval{Tag: "a b", Hist: hist(1)}))
+}
+
+// An interval that began before the log's StartTime (a log edited or
+// merged by hand, or HdrHistogram's readers taking a small timestamp as
+// absolute) is kept with its time: the writer gives it a negative start,
+// which the reader accepts as HdrHistogram's Java reader does, and a whole
+// log is written with a BaseTime early enough that no start is negative.
+func TestHlogIntervalBeforeStartTime(t *testing.T) {
+	// FuzzReadHlog's finding: StartTime 10 s, an interval at 0 s absolute.
+	in := "#[StartTime: 10\n0,0.5,0,HISTFAAAAEV42pNpmSzMwMCgyAABTBDKT4GBgdnNYMcCBvsPEBEJISEuATEZMQ4uASkhIR4nrxg9v2lMaxhvMekILGZkKmcCAEf2CsI=\n"
+	l, err := loadgen.ReadHlog(strings.NewReader(in))
+	require.NoError(t, err)
+	require.Len(t, l.Intervals, 1)
+	assert.Equal(t, time.Unix(10, 0).UTC(), l.StartTime)
+	assert.Equal(t, time.Unix(0, 0).UTC(), l.Intervals[0].Start)
+	assert.Equal(t, time.Unix(0, 500_000_000).UTC(), l.Intervals[0].End)
+	var buf bytes.Buffer
+	require.NoError(t, loadgen.WriteHlog(&buf, l))
+	assert.Contains(t, buf.String(), "#[BaseTime: 0.000 (seconds since epoch)]\n")
+	back, err := loadgen.ReadHlog(strings.NewReader(buf.String()))
+	require.NoError(t, err, buf.String())
+	assert.Equal(t, l.StartTime, back.StartTime)
+	require.Len(t, back.Intervals, 1)
+	assert.Equal(t, l.Intervals[0].Start, back.Intervals[0].Start)
+	assert.Equal(t, l.Intervals[0].End, back.Intervals[0].End)
+	assert.True(t, l.Intervals[0].Hist.Equals(back.Intervals[0].Hist))
+
+	// A streamed log: StartTime is the base, the early interval negative.
+	start := time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC)
+	buf.Reset()
+	w, err := loadgen.NewHlogWriter(&buf, start, "")
+	require.NoError(t, err)
+	early := loadgen.Interval{Tag: loadgen.TagCorrected, Start: start.Add(-2500 * time.Millisecond), End: start.Add(-1500 * time.Millisecond), Hist: hist(100, 200)}
+	require.NoError(t, w.Write(early))
+	assert.Contains(t, buf.String(), "\nTag=corrected,-2.500,1.000,0.200,HIST")
+	back, err = loadgen.ReadHlog(strings.NewReader(buf.String()))
+	require.NoError(t, err, buf.String())
+	assert.Equal(t, start, back.StartTime)
+	require.Len(t, back.Intervals, 1)
+	assert.Equal(t, early.Start, back.Intervals[0].Start)
+	assert.Equal(t, early.End, back.Intervals[0].End)
+
+	// Written whole, HdrHistogram's own Go reader (which reads "-2.500" as
+	// 2.500) gets the early interval's time right.
+	buf.Reset()
+	require.NoError(t, loadgen.WriteHlog(&buf, back))
+	assert.NotContains(t, buf.String(), ",-")
+	h, err := hdrhistogram.NewHistogramLogReader(strings.NewReader(buf.String())).NextIntervalHistogram()
+	require.NoError(t, err)
+	require.NotNil(t, h)
+	assert.Equal(t, early.Start.UnixMilli(), h.StartTimeMs())
+	assert.Equal(t, early.End.UnixMilli(), h.EndTimeMs())
+
+	// A length or max below zero is still refused, and names the line.
+	_, err = loadgen.ReadHlog(strings.NewReader("#[StartTime: 10]\n0,-1,0,HISTFAAAAEV42pNpmSzMwMCgyAABTBDKT4GBgdnNYMcCBvsPEBEJISEuATEZMQ4uASkhIR4nrxg9v2lMaxhvMekILGZkKmcCAEf2CsI=\n"))
+	require.ErrorContains(t, err, `hlog line 2: field 2 "-1" is not a non-negative number`)
+	before := buf.Len()
+	require.ErrorContains(t, w.Write(loadgen.Interval{Tag: "x", Start: start, End: start.Add(-time.Second), Hist: hist(1)}), "ends")
+	assert.Equal(t, before, buf.Len(), "a refused interval writes nothing")
 }
 
 // TestReadHlogFromHdrHistogram reads logs written by HdrHistogram's own
@@ -171,11 +230,18 @@ func FuzzReadHlog(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-read of own output: %v\n%s", err, out.String())
 		}
+		if !back.StartTime.Equal(l.StartTime) {
+			t.Fatalf("StartTime %v became %v\n%s", l.StartTime, back.StartTime, out.String())
+		}
 		if len(back.Intervals) != len(l.Intervals) {
 			t.Fatalf("%d intervals became %d", len(l.Intervals), len(back.Intervals))
 		}
-		for i := range l.Intervals {
-			if l.Intervals[i].Hist.TotalCount() != back.Intervals[i].Hist.TotalCount() {
+		for i, iv := range l.Intervals {
+			b := back.Intervals[i]
+			if b.Tag != iv.Tag || !b.Start.Equal(iv.Start) || !b.End.Equal(iv.End) {
+				t.Fatalf("interval %d %q %v-%v became %q %v-%v\n%s", i, iv.Tag, iv.Start, iv.End, b.Tag, b.Start, b.End, out.String())
+			}
+			if iv.Hist.TotalCount() != b.Hist.TotalCount() {
 				t.Fatalf("interval %d count changed", i)
 			}
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -318,26 +317,70 @@ func shardAttempt(t *testing.T, url string, rate float64) []string {
 	h, _, _ := back.Total(loadgen.TagCorrected)
 	assert.True(t, h.Equals(merged.Total), "a merged log written and read back loses nothing")
 
-	// Tolerance: loopback latencies are ~0.1-1 ms and the shards share two
-	// CPUs with the server: p50 agrees within 50% or 3 ms, p90 within 100%
-	// or 5 ms (under the race detector, whose processes are several times
-	// slower: 100% or 10 ms).
 	var problems []string
 	for _, q := range []float64{50, 90} {
 		a, b := float64(single.Histograms.Latency.ValueAtQuantile(q)), float64(merged.Total.ValueAtQuantile(q))
 		t.Logf("p%g: single %gµs, three shards merged %gµs", q, a, b)
-		tol := max(3000, 0.5*a)
-		if q == 90 {
-			tol = max(5000, a)
-		}
-		if raceEnabled {
-			tol = max(10000, a)
-		}
-		if math.Abs(a-b) > tol {
-			problems = append(problems, fmt.Sprintf("p%g: single %gµs, merged %gµs, tolerance %gµs", q, a, b, tol))
+		if p := shardPercentileProblem(q, a, b, raceEnabled); p != "" {
+			problems = append(problems, p)
 		}
 	}
 	return problems
+}
+
+// shardPercentileProblem compares percentile q of one process at the
+// whole rate (a, µs) with the three shards' merged one (b), and says how
+// they disagree, or returns "".
+//
+// Both measure the same load against the same server, so in theory they
+// agree; the tolerance is a ratio, either way, because loopback latencies
+// here are ~0.1-0.2 ms and an absolute allowance of milliseconds could not
+// fail. Measured without the race detector (-R3000, eleven attempts on
+// the 2-core machine while other tests and a fuzzer ran, p50 100-163 µs):
+// merged/single was 1.2-1.55 at p50 (2.1 once), and 0.95-2.9 at p90 except
+// in four attempts where a stall lifted one side's p90 to 1-2 ms (0.22,
+// 3.5, 7.2, 8.9): such an attempt fails, and the test makes three. So p50
+// must agree within a factor of 2 and p90 within 3; a value in the wrong
+// unit, or the merge of another histogram, is off by more. Under the race
+// detector (-R600, the processes several times slower) only a factor of
+// 10 is checked: a sanity check; .ci/test runs the strict one without
+// -race.
+func shardPercentileProblem(q, a, b float64, race bool) string {
+	factor := map[float64]float64{50: 2, 90: 3}[q]
+	if race {
+		factor = 10
+	}
+	if factor == 0 {
+		return fmt.Sprintf("p%g: no tolerance for this percentile", q)
+	}
+	if a <= 0 || b <= 0 || b > a*factor || a > b*factor {
+		return fmt.Sprintf("p%g: single %gµs, merged %gµs: not within a factor of %g", q, a, b, factor)
+	}
+	return ""
+}
+
+func TestShardPercentileTolerance(t *testing.T) {
+	tests := []struct {
+		q, a, b float64
+		race    bool
+		ok      bool
+	}{
+		{q: 50, a: 106, b: 163, ok: true},   // measured
+		{q: 90, a: 143, b: 229, ok: true},   // measured
+		{q: 90, a: 410, b: 1207, ok: true},  // measured
+		{q: 90, a: 797, b: 172, ok: false},  // measured: a stall, the attempt is made again
+		{q: 50, a: 120, b: 2500, ok: false}, // passed the old max(3 ms, 50%) allowance
+		{q: 50, a: 120, b: 50, ok: false},   // too fast is as wrong as too slow
+		{q: 90, a: 150, b: 1200, ok: false}, // passed the old max(5 ms, 100%)
+		{q: 90, a: 150, b: 0, ok: false},    // an empty merge
+		{q: 90, a: 300, b: 2900, race: true, ok: true},
+		{q: 90, a: 300, b: 9000, race: true, ok: false}, // passed the old max(10 ms, 100%)
+		{q: 99, a: 100, b: 100, ok: false},              // no tolerance defined
+	}
+	for _, tt := range tests {
+		got := shardPercentileProblem(tt.q, tt.a, tt.b, tt.race)
+		assert.Equal(t, tt.ok, got == "", "p%g single %g merged %g race %v: %q", tt.q, tt.a, tt.b, tt.race, got)
+	}
 }
 
 func grepLine(s, prefix string) string {

@@ -1,13 +1,19 @@
 //go:build linux
 
 // Command cpus lists CPUs as lscpu does and keeps only some of them
-// online, the seeds' `echo 0 > /sys/devices/system/cpu/cpuN/online` loop,
-// with a snapshot to put them back.
+// online, the Arm Tomcat guide's `echo 0 > /sys/devices/system/cpu/cpuN/online`
+// loop, with a snapshot to put them back.
 //
-//	cpus                               # lscpu-like summary
-//	cpus -online 0-7                   # dry run: what would change
-//	cpus -online 0-7 -apply            # change it; snapshot to cpus-snapshot.json
-//	cpus -restore cpus-snapshot.json -apply
+//	cpus                     # lscpu-like summary
+//	cpus -online 0-7         # dry run: what would change
+//	cpus -online 0-7 -apply  # change it; the state before goes to a new snapshot file
+//	cpus -restore /var/lib/nettune/cpus-snapshot-20261203T080000Z-1234.json -apply
+//
+// Each -apply of -online writes the state before the change to a new file
+// in -snapshot-dir (by default where the tomcat-tuning study keeps its
+// journal: /var/lib/nettune as root, else $XDG_STATE_HOME/nettune or
+// ~/.local/state/nettune), named after the time and never overwriting an
+// earlier one, and prints its path.
 package main
 
 import (
@@ -20,6 +26,8 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"time"
 
 	"github.com/nettune/nettune/tuning"
 )
@@ -37,7 +45,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	root := fs.String("root", "/", "host root holding sys/ (a fixture tree or a mounted image)")
 	online := fs.String("online", "", "keep only these CPUs online, e.g. 0-7 or 96-103")
 	restore := fs.String("restore", "", "put back the snapshot saved in `FILE`")
-	save := fs.String("save", "cpus-snapshot.json", "with -online -apply: save the state before the change to `FILE`")
+	snapDir := fs.String("snapshot-dir", defaultSnapshotDir(os.Geteuid(), os.Getenv, os.UserHomeDir), "with -online -apply: save the state before the change to a new file in `DIR`")
 	apply := fs.Bool("apply", false, "change the host (default: dry run, print what would change)")
 	bestEffort := fs.Bool("best-effort", false, "keep what succeeded instead of rolling back on a failure")
 	flat := fs.Bool("flat", false, "print the summary flat, as lscpu does into a pipe")
@@ -85,7 +93,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if *restore != "" {
 		err = h.RestoreCPUs(ctx, snap)
 	} else {
-		err = keepOnline(ctx, h, snap.Online, *save, *bestEffort, out)
+		err = keepOnline(ctx, h, snap.Online, *snapDir, *bestEffort, out)
 	}
 	if perr := printSummary(h, out, *flat); perr != nil && err == nil {
 		err = perr
@@ -93,23 +101,68 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	return err
 }
 
-// keepOnline saves the current state to file, then changes it, so a
-// crash half-way still leaves the snapshot to restore.
-func keepOnline(ctx context.Context, h *tuning.Host, want tuning.CPUSet, file string, bestEffort bool, out io.Writer) error {
+// keepOnline saves the current state to a new file in dir, then changes
+// it, so a crash half-way still leaves the snapshot to restore.
+func keepOnline(ctx context.Context, h *tuning.Host, want tuning.CPUSet, dir string, bestEffort bool, out io.Writer) error {
 	before, err := h.CPUSnapshot()
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(before)
+	path, err := saveSnapshot(dir, before, time.Now())
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(file, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "saved the previous state to %s\n", file)
+	fmt.Fprintf(out, "saved the previous state to %s\nput it back with: cpus -restore %s -apply\n", path, path)
 	_, err = h.KeepOnline(ctx, want, &tuning.KeepOptions{BestEffort: bestEffort})
 	return err
+}
+
+// saveSnapshot writes snap to a new file in dir (created if missing),
+// cpus-snapshot-<UTC time>-<unique>.json, and returns its path. The file
+// is created exclusively, so an earlier snapshot is never overwritten.
+func saveSnapshot(dir string, snap tuning.CPUSnapshot, now time.Time) (string, error) {
+	b, err := json.Marshal(snap)
+	if err != nil {
+		return "", fmt.Errorf("cpus: snapshot: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("cpus: snapshot folder: %w", err)
+	}
+	f, err := os.CreateTemp(dir, "cpus-snapshot-"+now.UTC().Format("20060102T150405Z")+"-*.json")
+	if err != nil {
+		return "", fmt.Errorf("cpus: new snapshot file in %s: %w", dir, err)
+	}
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("cpus: write snapshot %s: %w", f.Name(), err)
+	}
+	return f.Name(), nil
+}
+
+// defaultSnapshotDir is where the tomcat-tuning study keeps its journal:
+// /var/lib/nettune for root, else $XDG_STATE_HOME/nettune, else
+// ~/.local/state/nettune (the temporary folder's nettune without a home).
+// A relative $XDG_STATE_HOME is ignored, as the XDG spec says.
+func defaultSnapshotDir(euid int, getenv func(string) string, home func() (string, error)) string {
+	if euid == 0 {
+		return "/var/lib/nettune"
+	}
+	dir := getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(dir) {
+		h, err := home()
+		if err != nil {
+			return filepath.Join(os.TempDir(), "nettune")
+		}
+		dir = filepath.Join(h, ".local", "state")
+	}
+	return filepath.Join(dir, "nettune")
 }
 
 func printSummary(h *tuning.Host, out io.Writer, flat bool) error {

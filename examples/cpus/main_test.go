@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,13 +113,17 @@ func TestIntegrationApplyAndRestore(t *testing.T) {
 			}
 		}
 	})
-	snap := filepath.Join(t.TempDir(), "snap.json")
-	out, err := runCmd(t, "-online", "0", "-apply", "-save", snap)
+	dir := t.TempDir()
+	out, err := runCmd(t, "-online", "0", "-apply", "-snapshot-dir", dir)
+	t.Logf("cpus -online 0 -apply:\n%s", out)
 	require.NoError(t, err)
 	assert.Contains(t, out, "  Off-line CPU(s) list:      1\n")
 	online, err := os.ReadFile("/sys/devices/system/cpu/online")
 	require.NoError(t, err)
+	snap := savedPath(t, out)
+	assert.Equal(t, dir, filepath.Dir(snap))
 	out2, err := runCmd(t, "-restore", snap, "-apply")
+	t.Logf("cpus -restore SNAPSHOT -apply:\n%s", out2)
 	require.NoError(t, err)
 	assert.Equal(t, "0\n", string(online))
 	assert.Contains(t, out2, "bring online: 1")
@@ -128,16 +133,110 @@ func TestIntegrationApplyAndRestore(t *testing.T) {
 	assert.Contains(t, out3, "no change")
 }
 
+// savedPath returns the snapshot path an -apply printed.
+func savedPath(t *testing.T, out string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(out, "saved the previous state to ")
+	require.True(t, ok, "no snapshot path in:\n%s", out)
+	path, _, _ := strings.Cut(rest, "\n")
+	assert.Contains(t, out, "put it back with: cpus -restore "+path+" -apply\n")
+	return path
+}
+
+// Each -apply keeps the state before it in a new file of the snapshot
+// folder, not in the current folder, and never overwrites an earlier
+// snapshot: the one before the first change is the one to restore.
+// (Before, every run wrote ./cpus-snapshot.json, so a second run replaced
+// the original state with the already changed one.)
+func TestSnapshotPerRun(t *testing.T) {
+	root := twoCPUTree(t)
+	t.Chdir(t.TempDir())
+	dir := filepath.Join(t.TempDir(), "state", "nettune") // created on first use
+	// cpu0 cannot go offline, so the change is refused after the snapshot.
+	out, err := runCmd(t, "-root", root, "-online", "1", "-apply", "-snapshot-dir", dir)
+	require.ErrorContains(t, err, "not hot-pluggable")
+	first := savedPath(t, out)
+	// The host changed in between (cpu1 went offline).
+	cpuDir := filepath.Join(root, "sys/devices/system/cpu")
+	require.NoError(t, os.WriteFile(filepath.Join(cpuDir, "online"), []byte("0\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(cpuDir, "offline"), []byte("1\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(cpuDir, "cpu1/online"), []byte("0\n"), 0o644))
+	out, err = runCmd(t, "-root", root, "-online", "1", "-apply", "-snapshot-dir", dir)
+	require.Error(t, err)
+	second := savedPath(t, out)
+
+	assert.NotEqual(t, first, second)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 2)
+	for _, e := range entries {
+		assert.Regexp(t, `^cpus-snapshot-\d{8}T\d{6}Z-\d+\.json$`, e.Name())
+	}
+	b, err := os.ReadFile(first)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"online":"0-1","present":"0-1","hotpluggable":"1"}`, string(b), "the first snapshot is kept")
+	b, err = os.ReadFile(second)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"online":"0","present":"0-1","hotpluggable":"1"}`, string(b))
+	here, err := os.ReadDir(".")
+	require.NoError(t, err)
+	assert.Empty(t, here, "nothing is written in the current folder")
+
+	// -restore FILE reads the printed path.
+	out, err = runCmd(t, "-root", root, "-restore", first)
+	require.NoError(t, err)
+	assert.Contains(t, out, "bring online: 1\ndry run")
+}
+
+func TestDefaultSnapshotDir(t *testing.T) {
+	env := func(xdg string) func(string) string {
+		return func(k string) string {
+			if k == "XDG_STATE_HOME" {
+				return xdg
+			}
+			return ""
+		}
+	}
+	home := func() (string, error) { return "/home/ann", nil }
+	noHome := func() (string, error) { return "", errors.New("$HOME is not defined") }
+	tests := []struct {
+		name string
+		euid int
+		xdg  string
+		home func() (string, error)
+		want string
+	}{
+		{"root", 0, "/x", home, "/var/lib/nettune"},
+		{"XDG_STATE_HOME", 1000, "/x/state", home, "/x/state/nettune"},
+		{"home", 1000, "", home, "/home/ann/.local/state/nettune"},
+		{"relative XDG_STATE_HOME is ignored", 1000, "state", home, "/home/ann/.local/state/nettune"},
+		{"no home", 1000, "", noHome, filepath.Join(os.TempDir(), "nettune")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, defaultSnapshotDir(tt.euid, env(tt.xdg), tt.home))
+		})
+	}
+}
+
+func TestSnapshotDirUnusable(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a-file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	_, err := runCmd(t, "-root", twoCPUTree(t), "-online", "0", "-apply", "-snapshot-dir", file)
+	require.ErrorContains(t, err, "cpus: snapshot folder")
+	assert.ErrorContains(t, err, file)
+}
+
 // A change the host refuses is an error, also with -best-effort, and the
 // state is unchanged (cpu0 here cannot go offline).
 func TestApplyRefusedIsAnError(t *testing.T) {
 	dir := twoCPUTree(t)
-	snap := filepath.Join(t.TempDir(), "snap.json")
+	snaps := t.TempDir()
 	for _, extra := range [][]string{nil, {"-best-effort"}} {
-		_, err := runCmd(t, append([]string{"-root", dir, "-online", "1", "-apply", "-save", snap}, extra...)...)
+		out, err := runCmd(t, append([]string{"-root", dir, "-online", "1", "-apply", "-snapshot-dir", snaps}, extra...)...)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "not hot-pluggable")
-		b, err := os.ReadFile(snap)
+		b, err := os.ReadFile(savedPath(t, out))
 		require.NoError(t, err)
 		assert.JSONEq(t, `{"online":"0-1","present":"0-1","hotpluggable":"1"}`, string(b))
 	}
