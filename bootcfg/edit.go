@@ -339,39 +339,85 @@ type Written struct {
 // Apply writes the planned files safely: each is replaced through a temp
 // file, fsync and rename, keeping its mode and owner, after a first
 // backup to <file>.nettune.bak. A plan with no change writes nothing.
-// When a file fails, the files already written are put back, and the
-// error names the file; the original of the failed file is untouched.
+// When a file fails, every file this call replaced is put back with its
+// own original bytes and the backups this call made are removed, and the
+// error names the file. That includes the failed file itself when it was
+// already replaced (the directory fsync after the rename failed, or an
+// in-place rewrite stopped half way); a file whose bytes already were the
+// planned ones is left as it is. A failed put-back is joined into the
+// error, naming the file and its backup.
 // Writing /etc/default/grub needs root (errors.Is os.ErrPermission).
 // Nothing is regenerated: call Regenerate for that.
 func (p *Plan) Apply() ([]Written, error) {
-	var done []Written
-	for i, fe := range p.files {
+	var done []written
+	for _, fe := range p.files {
 		res, err := atomicfile.WriteFile(fe.path, fe.new, &atomicfile.Options{FS: p.fs})
+		w := written{fe: fe, Written: Written{Path: res.Path, Backup: res.Backup, InPlace: res.InPlace}}
 		if err != nil {
 			err = fmt.Errorf("bootcfg: write %s: %w", fe.path, err)
-			if rerr := p.rollback(done, p.files[:i]); rerr != nil {
+			if res.Path != "" && (res.Changed || changedOnDisk(res.Path, fe.old)) {
+				done = append(done, w) // replaced before the failure: put it back too
+			} else if res.Backup != "" {
+				// The original is intact: the backup made for it goes.
+				if rerr := p.filesys().Remove(res.Backup); rerr != nil {
+					err = errors.Join(err, fmt.Errorf("bootcfg: remove backup %s: %w", res.Backup, rerr))
+				}
+			}
+			if rerr := p.rollback(done); rerr != nil {
 				err = errors.Join(err, rerr)
 			}
 			return nil, err
 		}
 		if res.Changed {
-			done = append(done, Written{Path: res.Path, Backup: res.Backup, InPlace: res.InPlace})
+			done = append(done, w)
 		}
 	}
-	return done, nil
+	ws := make([]Written, len(done))
+	for i, d := range done {
+		ws[i] = d.Written
+	}
+	return ws, nil
 }
 
-func (p *Plan) rollback(done []Written, fes []fileEdit) error {
+// written is a file Apply replaced, with the edit that replaced it: a
+// rollback puts back exactly these files, each with its own old bytes.
+type written struct {
+	Written
+	fe fileEdit
+}
+
+// changedOnDisk reports whether the file at path no longer holds old (a
+// file that cannot be read counts as unchanged: there is nothing to
+// compare, and WriteFile reported why).
+func changedOnDisk(path string, old []byte) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && !bytes.Equal(b, old)
+}
+
+func (p *Plan) filesys() atomicfile.FS {
+	if p.fs == nil {
+		return atomicfile.OS{}
+	}
+	return p.fs
+}
+
+// rollback writes each file's old bytes back, newest first, and removes
+// the backup this Apply made for it.
+func (p *Plan) rollback(done []written) error {
 	var errs []error
-	for i := range done {
-		fe := fes[i]
-		if _, err := atomicfile.WriteFile(done[i].Path, fe.old, &atomicfile.Options{NoBackup: true}); err != nil {
-			errs = append(errs, fmt.Errorf("bootcfg: could not put back %s (backup %s): %w", fe.path, done[i].Backup, err))
+	for i := len(done) - 1; i >= 0; i-- {
+		d := done[i]
+		if _, err := atomicfile.WriteFile(d.Path, d.fe.old, &atomicfile.Options{NoBackup: true, FS: p.fs}); err != nil {
+			backup := d.Backup
+			if backup == "" {
+				backup = d.Path + atomicfile.DefaultBackupSuffix + ", made by an earlier run"
+			}
+			errs = append(errs, fmt.Errorf("bootcfg: could not put back %s (backup %s): %w", d.Path, backup, err))
 			continue
 		}
-		if done[i].Backup != "" {
-			if err := os.Remove(done[i].Backup); err != nil {
-				errs = append(errs, err)
+		if d.Backup != "" {
+			if err := p.filesys().Remove(d.Backup); err != nil {
+				errs = append(errs, fmt.Errorf("bootcfg: %s put back, but removing backup %s: %w", d.Path, d.Backup, err))
 			}
 		}
 	}

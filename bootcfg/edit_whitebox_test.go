@@ -86,3 +86,110 @@ func TestUnifiedDiffShapes(t *testing.T) {
 	d := unifiedDiff("f", old, new)
 	assert.Equal(t, 2, strings.Count(d, "@@ -"), d)
 }
+
+// faultFS is the real file system, except that the first rename onto a
+// file named failRename, or the first fsync of a directory named
+// failSyncDir, fails with errno. Later calls succeed, so a rollback
+// through the same seam can put the file back.
+type faultFS struct {
+	atomicfile.OS
+	failRename  string
+	failSyncDir string
+	errno       syscall.Errno
+	fired       *bool
+}
+
+func (f faultFS) Rename(oldpath, newpath string) error {
+	if f.failRename != "" && filepath.Base(newpath) == f.failRename && !*f.fired {
+		*f.fired = true
+		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: f.errno}
+	}
+	return f.OS.Rename(oldpath, newpath)
+}
+
+func (f faultFS) SyncDir(dir string) error {
+	if f.failSyncDir != "" && filepath.Base(dir) == f.failSyncDir && !*f.fired {
+		*f.fired = true
+		return &os.PathError{Op: "fsync", Path: dir, Err: f.errno}
+	}
+	return f.OS.SyncDir(dir)
+}
+
+// chainOfThree writes a main file and two drop-ins that each carry
+// iommu.strict, so setting it rewrites all three, and returns the plan.
+func chainOfThree(t *testing.T) (plan *Plan, paths, srcs []string) {
+	t.Helper()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "grub")
+	paths = []string{p, filepath.Join(p+".d", "10-a.cfg"), filepath.Join(p+".d", "40-z.cfg")}
+	srcs = []string{
+		"GRUB_CMDLINE_LINUX=\"quiet iommu.strict=0\"\n",
+		"# a\nGRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX iommu.strict=0 a=1\"\n",
+		"# z\nGRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX iommu.strict=0 z=1\"\n",
+	}
+	require.NoError(t, os.Mkdir(p+".d", 0o755))
+	for i := range paths {
+		require.NoError(t, os.WriteFile(paths[i], []byte(srcs[i]), 0o644))
+	}
+	cfg, err := LoadConfig(p)
+	require.NoError(t, err)
+	plan, err = cfg.Plan(Edit{Set: []Param{P("iommu.strict", "1")}})
+	require.NoError(t, err)
+	require.Equal(t, paths, plan.Files())
+	return plan, paths, srcs
+}
+
+// TestApplyRollbackSkipsUnchangedFile: the first file already holds its
+// planned bytes (Apply leaves it alone), the second is written, the third
+// fails. The second must get its own original back — not the first
+// file's — and the first keeps what it held.
+func TestApplyRollbackSkipsUnchangedFile(t *testing.T) {
+	plan, paths, srcs := chainOfThree(t)
+	require.NoError(t, os.WriteFile(paths[0], plan.files[0].new, 0o644))
+	plan.fs = faultFS{failRename: "40-z.cfg", errno: syscall.EIO, fired: new(bool)}
+	_, err := plan.Apply()
+	require.ErrorIs(t, err, syscall.EIO)
+	assert.Contains(t, err.Error(), paths[2])
+	for i, want := range []string{string(plan.files[0].new), srcs[1], srcs[2]} {
+		b, err := os.ReadFile(paths[i])
+		require.NoError(t, err)
+		assert.Equal(t, want, string(b), "file %d: %s", i, paths[i])
+		assert.NoFileExists(t, paths[i]+atomicfile.DefaultBackupSuffix, "no backup left by a failed Apply")
+	}
+}
+
+// TestApplyRollbackAfterRename: the drop-in is renamed into place, then
+// the fsync of its directory fails. It was replaced, so it is put back
+// with the main file written before it.
+func TestApplyRollbackAfterRename(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "grub")
+	d := filepath.Join(p+".d", "40-z.cfg")
+	mainSrc := "GRUB_CMDLINE_LINUX=\"iommu.strict=0\"\n"
+	dropSrc := "GRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX iommu.strict=0\"\n"
+	require.NoError(t, os.WriteFile(p, []byte(mainSrc), 0o644))
+	require.NoError(t, os.Mkdir(p+".d", 0o755))
+	require.NoError(t, os.WriteFile(d, []byte(dropSrc), 0o640))
+	cfg, err := LoadConfig(p)
+	require.NoError(t, err)
+	plan, err := cfg.Plan(Edit{Set: []Param{P("iommu.strict", "1")}})
+	require.NoError(t, err)
+	require.Equal(t, []string{p, d}, plan.Files())
+	fired := false
+	plan.fs = faultFS{failSyncDir: "grub.d", errno: syscall.EIO, fired: &fired}
+	_, err = plan.Apply()
+	require.True(t, fired, "the fault was injected")
+	require.ErrorIs(t, err, syscall.EIO)
+	assert.Contains(t, err.Error(), d)
+	b, err := os.ReadFile(d)
+	require.NoError(t, err)
+	assert.Equal(t, dropSrc, string(b), "the file replaced before the failure is put back")
+	fi, err := os.Stat(d)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm())
+	b, err = os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, mainSrc, string(b))
+	assert.NoFileExists(t, p+atomicfile.DefaultBackupSuffix)
+	assert.NoFileExists(t, d+atomicfile.DefaultBackupSuffix)
+}

@@ -12,7 +12,7 @@ import (
 // BenchmarkParseInterrupts parses the 8-CPU arm64 sample (90 lines, 63
 // mlx5 queue vectors).
 func BenchmarkParseInterrupts(b *testing.B) {
-	text, err := os.ReadFile(filepath.Join("testdata", "interrupts-arm64-mlx5-8cpu.txt"))
+	text, err := os.ReadFile(filepath.Join("testdata", "synthetic-interrupts-arm64-mlx5-8cpu.txt"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -154,7 +154,7 @@ func buildMLX5(t testing.TB, root string) {
 		mk(filepath.Join(root, "proc/irq", strconv.Itoa(irq), "smp_affinity_list"), "0-7\n")
 		mk(filepath.Join(root, "proc/irq", strconv.Itoa(irq), "effective_affinity_list"), strconv.Itoa(irq%8)+"\n")
 	}
-	b, err := os.ReadFile(filepath.Join("testdata", "interrupts-arm64-mlx5-8cpu.txt"))
+	b, err := os.ReadFile(filepath.Join("testdata", "synthetic-interrupts-arm64-mlx5-8cpu.txt"))
 	require.NoError(t, err)
 	mk(filepath.Join(root, "proc/interrupts"), string(b))
 }

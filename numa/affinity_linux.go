@@ -90,8 +90,11 @@ func (h *Host) Affinity(pid int) (ProcessAffinity, error) {
 // from before, for RestoreAffinity. If a thread cannot be pinned, the
 // threads already pinned are put back and the error is an *AffinityError
 // (errors.Is(err, os.ErrPermission) without CAP_SYS_NICE for another
-// user's process; syscall.EINVAL when no CPU of cpus is online). Threads
-// that exit meanwhile are skipped.
+// user's process; syscall.EINVAL when no CPU of cpus is online). When
+// putting a thread back fails too, that error (an *AffinityError naming
+// the thread and the CPUs it should have got back) is joined to it with
+// errors.Join, so the caller learns that some threads stay pinned.
+// Threads that exit meanwhile are skipped.
 func (h *Host) Pin(pid int, cpus CPUSet) (ProcessAffinity, error) {
 	before := ProcessAffinity{PID: pid}
 	if cpus.IsEmpty() {
@@ -101,8 +104,7 @@ func (h *Host) Pin(pid int, cpus CPUSet) (ProcessAffinity, error) {
 	for pass := 0; pass < maxPinPasses; pass++ {
 		tids, err := h.threadIDs(pid)
 		if err != nil {
-			h.undo(before)
-			return ProcessAffinity{PID: pid}, err
+			return ProcessAffinity{PID: pid}, h.undo(before, err)
 		}
 		fresh := 0
 		for _, tid := range tids {
@@ -121,12 +123,11 @@ func (h *Host) Pin(pid int, cpus CPUSet) (ProcessAffinity, error) {
 				}
 			}
 			if err != nil {
-				h.undo(before)
 				var ae *AffinityError
 				if errors.As(err, &ae) {
 					err = ae.Err
 				}
-				return ProcessAffinity{PID: pid}, &AffinityError{Op: "set", PID: pid, TID: tid, CPUs: cpus, Err: err}
+				return ProcessAffinity{PID: pid}, h.undo(before, &AffinityError{Op: "set", PID: pid, TID: tid, CPUs: cpus, Err: err})
 			}
 			done[tid] = true
 			before.Threads = append(before.Threads, ThreadAffinity{TID: tid, CPUs: old})
@@ -145,7 +146,7 @@ func (h *Host) Pin(pid int, cpus CPUSet) (ProcessAffinity, error) {
 func (h *Host) RestoreAffinity(before ProcessAffinity) error {
 	var first error
 	for _, th := range before.Threads {
-		if err := setAffinity(th.TID, th.CPUs); err != nil && !errors.Is(err, syscall.ESRCH) && first == nil {
+		if err := h.set(th.TID, th.CPUs); err != nil && !errors.Is(err, syscall.ESRCH) && first == nil {
 			first = &AffinityError{Op: "set", PID: before.PID, TID: th.TID, CPUs: th.CPUs, Err: err}
 		}
 	}
@@ -159,6 +160,11 @@ func (h *Host) set(tid int, cpus CPUSet) error {
 	return setAffinity(tid, cpus)
 }
 
-func (h *Host) undo(before ProcessAffinity) {
-	_ = h.RestoreAffinity(before) // best effort: the pin error is what the caller needs
+// undo puts the threads pinned so far back after err stopped Pin, and
+// returns err with the rollback's own failure, if any, joined to it.
+func (h *Host) undo(before ProcessAffinity, err error) error {
+	if rerr := h.RestoreAffinity(before); rerr != nil {
+		return errors.Join(err, fmt.Errorf("numa: putting back the threads already pinned: %w", rerr))
+	}
+	return err
 }

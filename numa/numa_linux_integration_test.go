@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -272,13 +273,72 @@ func TestIntegrationPinErrors(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 
-// TestIntegrationPinPermission: without CAP_SYS_NICE, pinning a process of
-// another user (init) fails with os.ErrPermission.
+// pinPermHelperEnv, set only on the child TestIntegrationPinPermission
+// starts, holds the PID that child must fail to pin.
+const pinPermHelperEnv = "NETTUNE_NUMA_EPERM_PID"
+
+// TestIntegrationPinPermission: without CAP_SYS_NICE, pinning another
+// user's process fails with os.ErrPermission and changes nothing. As root
+// (CI), the test starts a sleep it owns and runs its own body in a copy of
+// this test binary lowered to nobody with setpriv(1) (util-linux): no
+// capabilities, other uid, so the kernel refuses for real. As another
+// user it pins init directly.
 func TestIntegrationPinPermission(t *testing.T) {
-	testutil.StableCPUs(t)
-	if os.Geteuid() == 0 {
-		t.Skip("skipped: root may pin any process")
+	if v := os.Getenv(pinPermHelperEnv); v != "" {
+		// The unprivileged child: the parent holds the CPU lock.
+		pid, err := strconv.Atoi(v)
+		require.NoError(t, err)
+		require.NotZero(t, os.Geteuid(), "the helper runs unprivileged")
+		assertPinRefused(t, pid)
+		return
 	}
-	_, err := numa.NewDefault().Pin(1, numa.CPUs(0))
-	assert.ErrorIs(t, err, os.ErrPermission)
+	testutil.StableCPUs(t)
+	if os.Geteuid() != 0 {
+		assertPinRefused(t, 1)
+		return
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("setpriv (util-linux) not found; CI installs it: %v", err)
+		}
+		t.Skip("skipped: setpriv (util-linux) not installed, so root cannot run the test unprivileged")
+	}
+	pid := startChild(t, "sleep", "30")
+	before, err := numa.ThreadCPUs(pid)
+	require.NoError(t, err)
+	// The child is this test binary, copied where nobody can run it.
+	dir, err := os.MkdirTemp("", "nettune-numa-eperm-")
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, os.RemoveAll(dir)) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	self, err := os.ReadFile(exe)
+	require.NoError(t, err)
+	bin := filepath.Join(dir, "numa.test")
+	require.NoError(t, os.WriteFile(bin, self, 0o755))
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+		"env", pinPermHelperEnv+"="+strconv.Itoa(pid), bin,
+		"-test.run", "^TestIntegrationPinPermission$", "-test.v", "-test.count=1")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "unprivileged child:\n%s", out)
+	t.Logf("unprivileged child:\n%s", out)
+	require.Contains(t, string(out), "--- PASS: TestIntegrationPinPermission", "the child ran the check, not a skip")
+	after, err := numa.ThreadCPUs(pid)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the refused pin changed nothing")
+}
+
+// assertPinRefused pins pid to cpu0 and expects the kernel's EPERM, as
+// os.ErrPermission in an *AffinityError naming the process.
+func assertPinRefused(t *testing.T, pid int) {
+	t.Helper()
+	_, err := numa.NewDefault().Pin(pid, numa.CPUs(0))
+	require.ErrorIs(t, err, os.ErrPermission)
+	require.ErrorIs(t, err, syscall.EPERM)
+	var ae *numa.AffinityError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, pid, ae.PID)
 }
