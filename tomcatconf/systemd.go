@@ -298,11 +298,11 @@ func (u *Unit) waitActive(ctx context.Context, old int, timeout time.Duration) (
 			return st, nil
 		case st.ActiveState == "failed", st.ActiveState == "inactive" && st.Result != "success",
 			st.SubState == "auto-restart":
-			return st, fmt.Errorf("%s did not stay up: %s", u.name(), st)
+			return st, fmt.Errorf("%s did not stay up", u.name())
 		}
 		select {
 		case <-ctx.Done():
-			return st, fmt.Errorf("%s not active with a new main process within %s: %s", u.name(), timeout, st)
+			return st, fmt.Errorf("%s not active with a new main process within %s", u.name(), timeout)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -321,7 +321,7 @@ func (u *Unit) waitReady(ctx context.Context, pid int, url string, timeout time.
 			return err
 		}
 		if !st.Active() || st.MainPID != pid {
-			return fmt.Errorf("%s stopped before %s answered (main process was %d, last: %s): %s", u.name(), url, pid, last, st)
+			return fmt.Errorf("%s stopped before %s answered (main process was %d; last try: %s)", u.name(), url, pid, last)
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
@@ -349,18 +349,18 @@ func (u *Unit) waitReady(ctx context.Context, pid int, url string, timeout time.
 // journal lines.
 func (u *Unit) startError(ctx context.Context, err error) error {
 	ctx = context.WithoutCancel(ctx)
-	state := "state unknown"
+	state := ""
 	if st, serr := u.State(ctx); serr == nil {
 		state = st.String()
 	} else {
-		state += ": " + serr.Error()
+		state = "unknown: " + serr.Error()
 	}
 	out, jerr := u.Journal(ctx, 20)
 	journal := strings.TrimRight(string(out), "\n")
 	if jerr != nil {
 		journal = "(journalctl failed: " + jerr.Error() + ")"
 	}
-	return fmt.Errorf("%w: %s: %w\n%s\n--- journalctl -u %s -n 20 ---\n%s", ErrStart, u.name(), err, state, u.name(), journal)
+	return fmt.Errorf("%w: %w\nunit state: %s\n--- journalctl -u %s -n 20 ---\n%s", ErrStart, err, state, u.name(), journal)
 }
 
 // Journal returns the last n lines of the unit's journal (`journalctl -u
