@@ -112,6 +112,12 @@ func Ensure(ctx context.Context, cacheDir string, im Image, log io.Writer) (Buil
 	if err != nil {
 		return res, fmt.Errorf("nspawn: %w", err)
 	}
+	// It becomes the container's "/": MkdirTemp's 0700 would keep every
+	// service user (tomcat) out of the whole tree.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return res, fmt.Errorf("nspawn: %w", err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, DefaultBuildTimeout)
 	defer cancel()
 	var out tailBuffer
@@ -236,8 +242,10 @@ func (c *Container) Boot(ctx context.Context, lockDir string, timeout time.Durat
 		"-b", "--register=no", "--keep-unit", "--console=pipe", "--private-network",
 		"--machine="+c.Machine)
 	c.cmd.Stdout, c.cmd.Stderr = c.console, c.console
-	// Pdeathsig: a test process that dies halts its container.
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if c.cmd.SysProcAttr, err = bootProcAttr(); err != nil {
+		c.unlock()
+		return 0, err
+	}
 	if err := c.cmd.Start(); err != nil {
 		c.unlock()
 		return 0, fmt.Errorf("nspawn: start systemd-nspawn: %w", err)

@@ -43,6 +43,39 @@ func TestEnsureCached(t *testing.T) {
 	assert.Equal(t, filepath.Join(cache, im.Name()), res.Dir)
 }
 
+// The build's own steps around debootstrap, with a stand-in debootstrap
+// first in PATH that makes a tree in its target and records its
+// arguments: the tree is renamed into place, readable by every user (it
+// becomes the container's "/"), and a second call reuses it.
+func TestEnsureBuildsIntoPlace(t *testing.T) {
+	bin, cache := t.TempDir(), t.TempDir()
+	script := "#!/bin/sh\nfor a; do last2=$last1; last1=$a; done\n" +
+		"echo \"$@\" > " + filepath.Join(bin, "args") + "\nmkdir -p \"$last2/usr/bin\"\n"
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "debootstrap"), []byte(script), 0o755))
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	im := nspawn.TomcatImage
+
+	res, err := nspawn.Ensure(context.Background(), cache, im, nil)
+	require.NoError(t, err)
+	assert.True(t, res.Built)
+	assert.Equal(t, filepath.Join(cache, im.Name()), res.Dir)
+	assert.DirExists(t, filepath.Join(res.Dir, "usr", "bin"))
+	fi, err := os.Stat(res.Dir)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o755), fi.Mode().Perm())
+	builds, _ := filepath.Glob(filepath.Join(cache, ".*.build-*"))
+	assert.Empty(t, builds)
+	args, err := os.ReadFile(filepath.Join(bin, "args"))
+	require.NoError(t, err)
+	assert.Contains(t, string(args), "--variant=minbase --include=systemd,systemd-sysv,dbus,procps,curl,tomcat10,tomcat10-examples bookworm ")
+
+	require.NoError(t, os.Remove(filepath.Join(bin, "args")))
+	res, err = nspawn.Ensure(context.Background(), cache, im, nil)
+	require.NoError(t, err)
+	assert.False(t, res.Built)
+	assert.NoFileExists(t, filepath.Join(bin, "args"), "debootstrap is not run again")
+}
+
 // A failed build leaves neither the tree nor its build directory.
 func TestEnsureFailedBuild(t *testing.T) {
 	if os.Geteuid() != 0 {
