@@ -105,6 +105,7 @@ func (s UnitState) Enabled() bool {
 	return s.UnitFileState == "enabled" || s.UnitFileState == "enabled-runtime"
 }
 
+// String gives the state as KEY=VALUE pairs, for messages.
 func (s UnitState) String() string {
 	return fmt.Sprintf("LoadState=%s ActiveState=%s SubState=%s Result=%s MainPID=%d",
 		s.LoadState, s.ActiveState, s.SubState, s.Result, s.MainPID)
