@@ -199,7 +199,8 @@ type UnitOptions struct {
 	// ReadyURL is polled until it answers with a status below 400.
 	// Default: "" (return once systemd reports the unit active with a
 	// main process; Type=simple units such as tomcat10 are active as
-	// soon as the JVM is forked, before Tomcat listens).
+	// soon as the start script is forked, before it execs the JVM and
+	// before Tomcat listens).
 	ReadyURL string
 	// Timeout bounds the systemctl call and each wait. Default:
 	// DefaultUnitTimeout.
@@ -225,7 +226,8 @@ type UnitStartResult struct {
 
 // Start runs `systemctl start UNIT` and waits (at most Timeout each) until
 // systemd reports the unit active with a main process and, with a
-// ReadyURL, until that answers. It then reads the main process's limits
+// ReadyURL, until that answers; a unit already active keeps its main
+// process, which the result reports. It then reads the main process's limits
 // from ROOT/proc/PID/limits and ROOT/proc/PID/status. A unit that fails —
 // systemctl fails, the unit leaves the active state, or the wait times
 // out — gives an error compatible with errors.Is(err, ErrStart) holding
@@ -297,8 +299,9 @@ func (u *Unit) waitActive(ctx context.Context, old int, timeout time.Duration) (
 		switch {
 		case st.Active() && st.MainPID != 0 && st.MainPID != old:
 			return st, nil
-		case st.ActiveState == "failed", st.ActiveState == "inactive" && st.Result != "success",
-			st.SubState == "auto-restart":
+		// systemctl returns once the start job is done: a unit that is
+		// inactive now has already stopped again.
+		case st.ActiveState == "failed", st.ActiveState == "inactive", st.SubState == "auto-restart":
 			return st, fmt.Errorf("%s did not stay up", u.name())
 		}
 		select {

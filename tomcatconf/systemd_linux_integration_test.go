@@ -254,3 +254,59 @@ func TestIntegrationUnitInsideFailedStart(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "failed", st.ActiveState)
 }
+
+// containerRunner runs commands inside a container through nsenter: the
+// other way to drive a Unit, from the host, with Root = the container's
+// /proc/PID1/root.
+type containerRunner struct{ c *nspawn.Container }
+
+func (r containerRunner) Run(ctx context.Context, cmd tomcatconf.Command) ([]byte, error) {
+	line := r.c.Command(nil, append([]string{cmd.Path}, cmd.Args...)...)
+	return tomcatconf.ExecRunner{}.Run(ctx, tomcatconf.Command{Path: line[0], Args: line[1:]})
+}
+
+// TestIntegrationUnitFromHost drives the container's tomcat10.service from
+// the host: Runner prefixes `nsenter -t PID1 -a`, Root is
+// /proc/PID1/root, where the container's /run and /proc (with its own
+// PIDs) are. No HTTP check: the container's network is private.
+func TestIntegrationUnitFromHost(t *testing.T) {
+	if os.Getenv(insideContainerEnv) == "1" {
+		t.Skip("skipped: already inside the container")
+	}
+	c := nspawn.ForTest(t, nil)
+	ctx := context.Background()
+	u := &tomcatconf.Unit{Root: c.Root(), Runner: containerRunner{c}}
+	require.True(t, tomcatconf.SystemdBooted(c.Root()))
+	assert.False(t, tomcatconf.SystemdBooted(""), "this host has no systemd; the container has")
+
+	set, err := u.SetDropIn(ctx, tomcatconf.DropIn{LimitNOFILE: 65535, CPUAffinity: []int{0}})
+	require.NoError(t, err)
+	assert.FileExists(t, filepath.Join(c.Root(), "run", "systemd", "system", "tomcat10.service.d", "nettune.conf"),
+		"the host wrote into the container's /run (a tmpfs of its own)")
+	res, err := u.Restart(ctx, nil)
+	require.NoError(t, err)
+	assert.Equal(t, set.Written.LimitNOFILE, res.Limits.NoFileHard)
+	assert.Equal(t, []int{0}, res.Limits.CPUs)
+	// res.PID is a PID of the container's namespace: the host sees that
+	// process under /proc/PID1/root/proc. Without a ReadyURL, Restart
+	// returns while it may still be Debian's tomcat-start.sh, which execs
+	// the JVM in the same process.
+	cmdline := filepath.Join(c.Root(), "proc", strconv.Itoa(res.PID), "cmdline")
+	deadline := time.Now().Add(time.Minute)
+	for {
+		b, err := os.ReadFile(cmdline)
+		require.NoError(t, err, "main process %d is gone", res.PID)
+		if bytes.Contains(b, []byte("-Dcatalina.base=/var/lib/tomcat10\x00")) {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "main process %d is still %q", res.PID, b)
+		time.Sleep(50 * time.Millisecond) // bounded polling for the exec
+	}
+
+	_, err = u.RemoveDropIn(ctx)
+	require.NoError(t, err)
+	assert.NoFileExists(t, filepath.Join(c.Root(), "run", "systemd", "system", "tomcat10.service.d", "nettune.conf"))
+	stop, err := u.Stop(ctx, nil)
+	require.NoError(t, err)
+	assert.Equal(t, res.PID, stop.PID)
+}
