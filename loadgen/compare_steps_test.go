@@ -1,0 +1,52 @@
+package loadgen_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nettune/nettune/loadgen"
+)
+
+// studySteps are three measured steps: a real gain, then one inside the
+// spread.
+var studySteps = []loadgen.StepFigures{
+	{Name: "baseline", Capacity: loadgen.SpreadOf([]float64{12100, 12400, 12900}),
+		Latency: loadgen.Figures{Name: "baseline", Load: 7400, P50: 900 * time.Microsecond, P99: 12 * time.Millisecond, Max: 40 * time.Millisecond, CPU: 71.5}},
+	{Name: "access-log", Capacity: loadgen.SpreadOf([]float64{14900, 15200, 15300}), CapacityErrors: 3,
+		Latency: loadgen.Figures{Name: "access-log", Load: 7400, P50: 700 * time.Microsecond, P99: 6 * time.Millisecond, Max: 30 * time.Millisecond, Errors: 1, CPU: 60}},
+	{Name: "threads", Capacity: loadgen.SpreadOf([]float64{14800, 15400, 15600}),
+		Latency: loadgen.Figures{Name: "threads", Load: 7400, P50: 650 * time.Microsecond, P99: 9 * time.Millisecond, Max: 25 * time.Millisecond, CPU: 58}},
+}
+
+func TestCompareSteps(t *testing.T) {
+	c := loadgen.CompareSteps(studySteps...)
+	require.Len(t, c.Rows, 3)
+	assert.Equal(t, loadgen.Uplift{}, c.Rows[0].VsBaseline)
+	assert.InDelta(t, 22.58, c.Rows[1].VsBaseline.Percent, 0.01)
+	assert.False(t, c.Rows[1].VsBaseline.Noise, "ranges 12100-12900 and 14900-15300 are apart")
+	assert.InDelta(t, 1.32, c.Rows[2].VsPrevious.Percent, 0.01)
+	assert.True(t, c.Rows[2].VsPrevious.Noise, "15400 against 15200 inside the ranges")
+	assert.False(t, c.Rows[2].VsBaseline.Noise)
+	assert.InDelta(t, -50, c.Rows[1].P99VsBaseline, 0.01)
+	goldenText(t, "compare_steps.txt", c.Text())
+
+	b, err := c.JSON()
+	require.NoError(t, err)
+	var back loadgen.StepComparison
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, c, back)
+
+	// The capacity medians drive the throughput bars.
+	tp := c.Throughput()
+	require.Len(t, tp.Rows, 3)
+	assert.Equal(t, 15200.0, tp.Rows[1].Throughput)
+	assert.InDelta(t, 24.19, tp.Rows[2].VsBaseline, 0.01)
+	var svg bytes.Buffer
+	require.NoError(t, loadgen.PlotThroughput(&svg, "steps", tp))
+	assert.Contains(t, svg.String(), "15200")
+}
