@@ -67,8 +67,10 @@ type Capacity struct {
 // Rate, each for cfg.Duration, one after the other. cfg's Rate and Pacer
 // are replaced; its Warmup must be 0, because a saturated open-model run
 // never catches up with its schedule and so records no request scheduled
-// during a warm-up (warm the server up with WarmUp first). It returns an
-// error when a run fails or completes no request, or when ctx ends.
+// during a warm-up (warm the server up with WarmUp first). A saturated
+// run lasts cfg.Duration plus up to cfg.Timeout, while the engine still
+// sends its backlog; Capacity.Rate counts both. It returns an error when
+// a run fails or completes no request, or when ctx ends.
 func MeasureCapacity(ctx context.Context, cfg Config, opts *CapacityOptions) (*Capacity, error) {
 	o := CapacityOptions{Rate: DefaultCapacityRate, Repeat: 1, Run: Run}
 	if opts != nil {
