@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -21,10 +22,13 @@ const (
 	DefaultWarmUpInterval = 2 * time.Second
 	// DefaultWarmUpMax bounds a warm-up's total load time.
 	DefaultWarmUpMax = 30 * time.Second
-	// DefaultWarmUpTolerance is the change of the achieved rate between
-	// two successive warm-up runs, in percent, within which the rate has
-	// stopped climbing.
+	// DefaultWarmUpTolerance is the spread of the achieved rates of the
+	// last warm-up runs (the highest over the lowest, in percent) within
+	// which the rate has stopped climbing.
 	DefaultWarmUpTolerance = 5.0
+	// DefaultWarmUpRuns is the number of successive warm-up runs whose
+	// rates must agree within the tolerance.
+	DefaultWarmUpRuns = 2
 )
 
 // saturatedBelow is the fraction of its offered rate under which a run
@@ -127,10 +131,14 @@ type WarmUpOptions struct {
 	// runs so far add up to Max, and the last one is shortened to fit.
 	// Default: DefaultWarmUpMax.
 	Max time.Duration
-	// Tolerance is the change of the achieved rate from one run to the
-	// next, in percent, within which the rate has stopped climbing.
-	// Default: DefaultWarmUpTolerance.
+	// Tolerance is the spread of the last Runs achieved rates, the
+	// highest over the lowest in percent, within which the rate has
+	// stopped climbing. Default: DefaultWarmUpTolerance.
 	Tolerance float64
+	// Runs is the number of successive runs whose rates must agree; more
+	// than 2 carries a warm-up past a short plateau (a JIT compiles in
+	// tiers). Default: DefaultWarmUpRuns.
+	Runs int
 	// Run runs each load. Default: Run.
 	Run RunFunc
 }
@@ -141,21 +149,22 @@ type WarmUpResult struct {
 	Rates []float64
 	// Loaded is the sum of the runs' durations (what Max bounds).
 	Loaded time.Duration
-	// Stable reports whether the last two rates were within Tolerance of
+	// Stable reports whether the last Runs rates were within Tolerance of
 	// each other; false when Max ended the warm-up first.
 	Stable bool
 }
 
 // WarmUp loads a server with cfg in successive runs of Interval until the
-// achieved rate of a run is within Tolerance percent of the run before
-// (the rate has stopped climbing, as a JIT compiler's does once the hot
-// code is compiled), or until Max of load has run. A closed loop (Rate 0)
+// achieved rates of the last Runs runs are within Tolerance percent of
+// each other (the rate has stopped climbing, as a JIT compiler's does
+// once the hot code is compiled), or until Max of load has run. A closed loop (Rate 0)
 // loads the server as hard as a saturating open-model run without
 // leaving a backlog to send. cfg's Duration is replaced; its Warmup must
 // be 0. It returns what ran so far with an error when a run fails or ctx
 // ends.
 func WarmUp(ctx context.Context, cfg Config, opts *WarmUpOptions) (*WarmUpResult, error) {
-	o := WarmUpOptions{Interval: DefaultWarmUpInterval, Max: DefaultWarmUpMax, Tolerance: DefaultWarmUpTolerance, Run: Run}
+	o := WarmUpOptions{Interval: DefaultWarmUpInterval, Max: DefaultWarmUpMax, Tolerance: DefaultWarmUpTolerance,
+		Runs: DefaultWarmUpRuns, Run: Run}
 	if opts != nil {
 		if opts.Interval != 0 {
 			o.Interval = opts.Interval
@@ -166,11 +175,16 @@ func WarmUp(ctx context.Context, cfg Config, opts *WarmUpOptions) (*WarmUpResult
 		if opts.Tolerance != 0 {
 			o.Tolerance = opts.Tolerance
 		}
+		if opts.Runs != 0 {
+			o.Runs = opts.Runs
+		}
 		if opts.Run != nil {
 			o.Run = opts.Run
 		}
 	}
 	switch {
+	case o.Runs < 2:
+		return nil, fmt.Errorf("loadgen: warm-up runs %d: want 2 or more to compare", o.Runs)
 	case o.Interval < 0 || o.Max < 0:
 		return nil, fmt.Errorf("loadgen: warm-up interval %s, max %s: want > 0", o.Interval, o.Max)
 	case o.Tolerance < 0 || math.IsNaN(o.Tolerance):
@@ -190,19 +204,21 @@ func WarmUp(ctx context.Context, cfg Config, opts *WarmUpOptions) (*WarmUpResult
 		}
 		w.Loaded += cfg.Duration
 		w.Rates = append(w.Rates, res.AchievedRate)
-		if w.Stable = steady(w.Rates, o.Tolerance); w.Stable {
+		if w.Stable = steady(w.Rates, o.Runs, o.Tolerance); w.Stable {
 			break
 		}
 	}
 	return w, nil
 }
 
-// steady reports whether the last two rates are within tol percent of
-// the earlier one; rates of 0 (nothing completed yet) are not steady.
-func steady(rates []float64, tol float64) bool {
-	n := len(rates)
-	if n < 2 || rates[n-2] <= 0 || rates[n-1] <= 0 {
+// steady reports whether the last n rates are within tol percent of each
+// other (the highest over the lowest); a rate of 0 (nothing completed
+// yet) is not steady.
+func steady(rates []float64, n int, tol float64) bool {
+	if len(rates) < n {
 		return false
 	}
-	return math.Abs(change(rates[n-2], rates[n-1])) <= tol
+	last := rates[len(rates)-n:]
+	lo, hi := slices.Min(last), slices.Max(last)
+	return lo > 0 && change(lo, hi) <= tol
 }

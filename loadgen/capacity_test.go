@@ -3,6 +3,7 @@ package loadgen_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,12 +94,18 @@ func TestWarmUp(t *testing.T) {
 		{"a drop is not stable", []float64{2000, 1500, 1520}, 0, 3, true, 6 * time.Second, 0},
 		{"nothing completed is not stable", []float64{0, 0, 100, 102}, 0, 4, true, 8 * time.Second, 0},
 		{"still climbing at max", []float64{100, 200, 300, 400, 500}, 7 * time.Second, 4, false, 7 * time.Second, time.Second},
+		// Three runs must agree: a plateau of two is not the end.
+		{"plateau of two, three runs", []float64{12000, 17000, 17300, 21000, 21400, 21200}, 0, 6, true, 12 * time.Second, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeRuns{rates: tt.rates}
+			runs := 0
+			if strings.Contains(tt.name, "three runs") {
+				runs = 3
+			}
 			w, err := loadgen.WarmUp(context.Background(), loadgen.Config{URL: "http://127.0.0.1:1/", Connections: 64},
-				&loadgen.WarmUpOptions{Interval: 2 * time.Second, Max: tt.max, Run: f.run})
+				&loadgen.WarmUpOptions{Interval: 2 * time.Second, Max: tt.max, Runs: runs, Run: f.run})
 			require.NoError(t, err)
 			assert.Equal(t, tt.rates[:tt.wantRuns], w.Rates)
 			assert.Equal(t, tt.stable, w.Stable)
@@ -121,6 +128,8 @@ func TestWarmUp(t *testing.T) {
 	assert.Equal(t, []float64{1}, w.Rates)
 	_, err = loadgen.WarmUp(context.Background(), loadgen.Config{URL: "http://127.0.0.1:1/", Warmup: time.Second}, nil)
 	assert.ErrorContains(t, err, "Config.Warmup 1s: want 0")
+	_, err = loadgen.WarmUp(context.Background(), loadgen.Config{URL: "http://127.0.0.1:1/"}, &loadgen.WarmUpOptions{Runs: 1})
+	assert.ErrorContains(t, err, "warm-up runs 1: want 2 or more")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	f = &fakeRuns{rates: []float64{1, 2, 3}}
