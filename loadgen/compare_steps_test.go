@@ -3,6 +3,8 @@ package loadgen_test
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
+	"strconv"
 	"testing"
 	"time"
 
@@ -49,4 +51,37 @@ func TestCompareSteps(t *testing.T) {
 	var svg bytes.Buffer
 	require.NoError(t, loadgen.PlotThroughput(&svg, "steps", tp))
 	assert.Contains(t, svg.String(), "15200")
+}
+
+func TestPlotCapacity(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, loadgen.PlotCapacity(&buf, "steps", loadgen.CompareSteps(studySteps...)))
+	els := svgElements(t, buf.Bytes())
+	var bars, whiskers []xml.StartElement
+	for _, e := range els {
+		switch {
+		case e.Name.Local == "rect" && attr(e, "class") == "bar":
+			bars = append(bars, e)
+		case e.Name.Local == "line" && attr(e, "stroke") == "black" && attr(e, "x1") == attr(e, "x2"):
+			whiskers = append(whiskers, e)
+		}
+	}
+	require.Len(t, bars, 3)
+	assert.Equal(t, "access-log", attr(bars[1], "data-name"))
+	assert.Equal(t, "15200.00", attr(bars[1], "data-value"))
+	assert.Equal(t, "14900.00", attr(bars[1], "data-min"))
+	assert.Equal(t, "15300.00", attr(bars[1], "data-max"))
+	// A whisker per step over min-max (besides the y axis), the top of the
+	// tallest range above its bar.
+	assert.Len(t, whiskers, 3+1)
+	h := func(e xml.StartElement, a string) float64 {
+		v, err := strconv.ParseFloat(attr(e, a), 64)
+		require.NoError(t, err)
+		return v
+	}
+	assert.Less(t, h(whiskers[3], "y2"), h(bars[2], "y"), "max above the median")
+	assert.Greater(t, h(whiskers[3], "y1"), h(bars[2], "y"), "min below the median")
+	s := buf.String()
+	assert.Contains(t, s, "+24.19% base, +1.32% (noise) prev")
+	assert.Contains(t, s, "+22.58% base, +22.58% prev")
 }
