@@ -299,7 +299,7 @@ func writeOutputs(o options, cmp loadgen.StepComparison, results []tuning.StepRe
 	}
 	if o.plotFile != "" {
 		var buf bytes.Buffer
-		if err := loadgen.PlotThroughput(&buf, "Tomcat tuning steps: capacity (median requests/s)", cmp.Throughput()); err != nil {
+		if err := loadgen.PlotCapacity(&buf, "Tomcat tuning steps: capacity", cmp); err != nil {
 			return err
 		}
 		if err := os.WriteFile(o.plotFile, buf.Bytes(), 0o644); err != nil {
