@@ -183,5 +183,7 @@ func TestApplyCapacityTable(t *testing.T) {
 	assert.False(t, math.IsNaN(doc.CommonRate))
 	svg, err := os.ReadFile(plot)
 	require.NoError(t, err)
-	assert.Contains(t, string(svg), "capacity")
+	assert.Equal(t, 2, strings.Count(string(svg), `class="bar"`), "a capacity bar per measured step")
+	assert.Contains(t, string(svg), `data-name="access-log"`)
+	assert.Contains(t, string(svg), "(2 runs)")
 }
