@@ -201,3 +201,122 @@ func sig3(v float64) string {
 	}
 	return fmt.Sprintf("%.2f", v)
 }
+
+// StepFigures are one configuration's measurements in a step-by-step
+// tuning study: its capacity over repeated saturating runs, and its
+// latency at a rate common to every configuration, so that latencies
+// compare like for like.
+type StepFigures struct {
+	Name string `json:"name"`
+	// Capacity is the achieved rate of the saturating runs, in
+	// requests/s (Capacity.Rate of MeasureCapacity).
+	Capacity Spread `json:"capacity_rps"`
+	// CapacityErrors counts the saturating runs' failed requests.
+	CapacityErrors int64 `json:"capacity_errors"`
+	// Latency are the figures of the run at the common rate (Latency.Load
+	// is that rate); zero when none ran.
+	Latency Figures `json:"latency"`
+}
+
+// StepRow is one configuration of a StepComparison with its changes.
+type StepRow struct {
+	StepFigures
+	// VsBaseline and VsPrevious are the change of the capacity's median
+	// against the first row and against the row before, marked as noise
+	// when inside the repeats' spread (zero for the first row).
+	VsBaseline Uplift `json:"vs_baseline"`
+	VsPrevious Uplift `json:"vs_previous"`
+	// P99VsBaseline is the % change of p99 latency at the common rate
+	// against the first row (0 when either was not measured).
+	P99VsBaseline float64 `json:"p99_vs_baseline_percent"`
+}
+
+// StepComparison puts the steps of a tuning study side by side against
+// the first, the baseline: capacity with its spread and uplifts, and
+// latency at the common rate.
+type StepComparison struct {
+	Rows []StepRow `json:"rows"`
+}
+
+// CompareSteps compares steps against the first one and each against the
+// one before, marking an uplift inside the repeats' spread as noise
+// (UpliftOf).
+func CompareSteps(steps ...StepFigures) StepComparison {
+	var c StepComparison
+	for i, s := range steps {
+		r := StepRow{StepFigures: s}
+		if i > 0 {
+			r.VsBaseline = UpliftOf(steps[0].Capacity, s.Capacity)
+			r.VsPrevious = UpliftOf(steps[i-1].Capacity, s.Capacity)
+			if s.Latency.P99 > 0 {
+				r.P99VsBaseline = change(float64(steps[0].Latency.P99), float64(s.Latency.P99))
+			}
+		}
+		c.Rows = append(c.Rows, r)
+	}
+	return c
+}
+
+// JSON returns the comparison as indented JSON.
+func (c StepComparison) JSON() ([]byte, error) { return json.MarshalIndent(c, "", "  ") }
+
+// Throughput returns the comparison as a Comparison of the capacities'
+// medians (Figures.Throughput), for PlotThroughput.
+func (c StepComparison) Throughput() Comparison {
+	runs := make([]Figures, len(c.Rows))
+	for i, r := range c.Rows {
+		runs[i] = Figures{Name: r.Name, Throughput: r.Capacity.Median, Errors: r.CapacityErrors}
+	}
+	return Compare(runs...)
+}
+
+// Text renders the comparison as an aligned table: one row per step with
+// the capacity (the median, req/s), its range over the runs, the change
+// against the baseline and the previous step — "(noise)" when inside the
+// spread — then, at the common rate, p50, p99 and max latency with p99's
+// change, and errors; the JVM's CPU at the common rate when sampled.
+func (c StepComparison) Text() string {
+	withCPU := false
+	for _, r := range c.Rows {
+		withCPU = withCPU || r.Latency.CPU > 0
+	}
+	header := []string{"step", "capacity", "min-max", "runs", "vs base", "vs prev", "at req/s", "p50", "p99", "vs base", "max", "errors"}
+	if withCPU {
+		header = append(header, "CPU%")
+	}
+	rows := [][]string{header}
+	for i, r := range c.Rows {
+		vsBase, vsPrev, p99Vs := "", "", ""
+		if i > 0 {
+			vsBase, vsPrev = upliftCell(r.VsBaseline), upliftCell(r.VsPrevious)
+			if r.Latency.P99 > 0 && c.Rows[0].Latency.P99 > 0 {
+				p99Vs = pct(r.P99VsBaseline)
+			}
+		}
+		at := "-"
+		if r.Latency.Load > 0 {
+			at = fmt.Sprintf("%.0f", r.Latency.Load)
+		}
+		row := []string{r.Name, fmt.Sprintf("%.0f", r.Capacity.Median),
+			fmt.Sprintf("%.0f-%.0f", r.Capacity.Min, r.Capacity.Max), fmt.Sprint(r.Capacity.N),
+			vsBase, vsPrev, at, cell(r.Latency.P50), cell(r.Latency.P99), p99Vs, cell(r.Latency.Max),
+			fmt.Sprint(r.CapacityErrors + r.Latency.Errors)}
+		if withCPU {
+			cpu := ""
+			if r.Latency.CPU > 0 {
+				cpu = fmt.Sprintf("%.1f", r.Latency.CPU)
+			}
+			row = append(row, cpu)
+		}
+		rows = append(rows, row)
+	}
+	return table(rows)
+}
+
+// upliftCell formats an uplift, "(noise)" after one inside the spread.
+func upliftCell(u Uplift) string {
+	if u.Noise {
+		return pct(u.Percent) + " (noise)"
+	}
+	return pct(u.Percent)
+}

@@ -59,7 +59,7 @@ type study struct {
 	grub         *bootcfg.Config
 	grubErr      error
 	running      *bootcfg.Cmdline
-	figures      []loadgen.Figures
+	measured     []loadgen.StepFigures
 	jvmPID       int
 	wasRunning   bool
 	// stdin reads the Enter presses of -remote-load: one reader for the

@@ -16,17 +16,26 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nettune/nettune/loadgen"
 	"github.com/nettune/nettune/tuning"
 )
 
-// Defaults of the measurement flags: small enough for the whole study to
-// finish in about a minute on a 2-core machine.
+// Defaults of the measurement flags: each step is warmed up until its
+// rate stops climbing, then measured by DefaultRepeat saturating runs and
+// one run at the common rate, so the study takes a few minutes on a
+// 2-core machine.
 const (
-	DefaultRate        = 2000
-	DefaultConnections = 64
-	DefaultDuration    = 5 * time.Second
-	DefaultWarmup      = 2 * time.Second
-	DefaultCPUs        = 8
+	// DefaultRate 0 sets the common latency rate to DefaultLatencyShare
+	// of the baseline's capacity.
+	DefaultRate         = 0
+	DefaultLatencyShare = 0.6
+	DefaultCapacityRate = loadgen.DefaultCapacityRate
+	DefaultRepeat       = 3
+	DefaultConnections  = 64
+	DefaultDuration     = 5 * time.Second
+	DefaultWarmup       = loadgen.DefaultWarmUpMax
+	DefaultWarmupStep   = loadgen.DefaultWarmUpInterval
+	DefaultCPUs         = 8
 )
 
 func main() {
@@ -45,13 +54,16 @@ func main() {
 	flag.StringVar(&o.url, "url", "", "URL to measure (default: http://127.0.0.1:PORT"+"/examples/servlets/servlet/HelloWorldExample)")
 	flag.IntVar(&o.cpus, "cpus", DefaultCPUs, "CPUs to give Tomcat (capped to the host's)")
 	flag.StringVar(&o.cpuMethod, "cpu-method", methodHotplug, "how to restrict Tomcat's CPUs: hotplug (the guide's) or affinity")
-	flag.Float64Var(&o.rate, "rate", DefaultRate, "requests/s offered by the open-model load (wrk2 -R)")
+	flag.Float64Var(&o.capacityRate, "capacity-rate", DefaultCapacityRate, "requests/s offered by each capacity run, far above what Tomcat answers (wrk2 -R)")
+	flag.IntVar(&o.repeat, "repeat", DefaultRepeat, "capacity runs per step: the table shows their median and range")
+	flag.Float64Var(&o.rate, "rate", DefaultRate, fmt.Sprintf("requests/s of the latency run, common to every step (0: %.0f%% of the baseline's capacity)", 100*DefaultLatencyShare))
 	flag.IntVar(&o.connections, "connections", DefaultConnections, "load connections (wrk2 -c)")
-	flag.DurationVar(&o.duration, "duration", DefaultDuration, "measured time per step (wrk2 -d)")
-	flag.DurationVar(&o.warmup, "warmup", DefaultWarmup, "closed-loop warm-up before each measurement (not measured)")
+	flag.DurationVar(&o.duration, "duration", DefaultDuration, "length of each capacity run and of the latency run (wrk2 -d)")
+	flag.DurationVar(&o.warmup, "warmup", DefaultWarmup, "longest warm-up before each step's measurement: closed-loop runs until the rate stops climbing (0: none)")
+	flag.DurationVar(&o.warmupStep, "warmup-interval", DefaultWarmupStep, "length of each warm-up run")
 	flag.BoolVar(&o.remote, "remote-load", false, "do not load locally: after each step wait for Enter while the load runs from a client machine")
-	flag.StringVar(&o.jsonFile, "json", "", "write the step comparison as JSON to this file")
-	flag.StringVar(&o.plotFile, "plot", "", "write a requests/s bar chart of the steps to this SVG file")
+	flag.StringVar(&o.jsonFile, "json", "", "write the steps (status, capacity with its spread, latency at the common rate) as JSON to this file")
+	flag.StringVar(&o.plotFile, "plot", "", "write a bar chart of the steps' capacity (median requests/s) to this SVG file")
 	flag.StringVar(&o.grub, "grub", "", "GRUB defaults file (default: ROOT/etc/default/grub)")
 	flag.StringVar(&o.root, "root", "/", "host root: a fixture or mounted tree for plan mode")
 	flag.StringVar(&o.iface, "iface", "", "NIC to tune (default: the interface holding the URL's address)")
@@ -87,9 +99,10 @@ type options struct {
 	home, base, port, url       string
 	cpus                        int
 	cpuMethod                   string
-	rate                        float64
-	connections                 int
+	rate, capacityRate          float64
+	repeat, connections         int
 	duration, warmup            time.Duration
+	warmupStep                  time.Duration
 	jsonFile, plotFile          string
 	grub, root, iface           string
 	loadNetNS                   string
@@ -124,6 +137,9 @@ func run(ctx context.Context, w io.Writer, o options) error {
 	}
 	if o.cpus < 1 {
 		return fmt.Errorf("-cpus %d: want 1 or more", o.cpus)
+	}
+	if err := o.checkMeasure(); err != nil {
+		return err
 	}
 	if o.revert {
 		return revert(ctx, w, o.journal)

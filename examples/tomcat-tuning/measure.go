@@ -6,9 +6,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -55,11 +57,12 @@ func planOnly(ctx context.Context, w io.Writer, s *study, steps []tuning.Step) e
 		return err
 	}
 	defer cleanup()
-	f, err := s.load(ctx, "baseline", target, 0)
+	m, err := s.load(ctx, "baseline", target, 0)
 	if err != nil {
 		return err
 	}
-	fmt.Fprint(w, loadgen.Compare(f).Text())
+	fmt.Fprint(w, loadgen.CompareSteps(m).Text())
+	fmt.Fprint(w, s.legend(m))
 	fmt.Fprintln(w, "-apply runs the plan, measuring after each step")
 	return nil
 }
@@ -234,11 +237,12 @@ func applySteps(ctx context.Context, w io.Writer, s *study, steps []tuning.Step)
 	}
 	fmt.Fprintln(w, "== Steps ==")
 	fmt.Fprint(w, tuning.FormatResults(results))
-	if len(s.figures) > 0 {
+	if len(s.measured) > 0 {
 		fmt.Fprintln(w, "== Step table ==")
-		cmp := loadgen.Compare(s.figures...)
+		cmp := loadgen.CompareSteps(s.measured...)
 		fmt.Fprint(w, cmp.Text())
-		if err := writeOutputs(s.o, cmp); err != nil {
+		fmt.Fprint(w, s.legend(s.measured[0]))
+		if err := writeOutputs(s.o, cmp, results, steps); err != nil {
 			runErr = errors.Join(runErr, err)
 		}
 	}
@@ -276,19 +280,26 @@ func announce(w io.Writer, steps []tuning.Step) []tuning.Step {
 	return out
 }
 
-func writeOutputs(o options, cmp loadgen.Comparison) error {
+// writeOutputs writes -json (the steps with their status from the
+// runner's results, capacity and latency at the common rate) and -plot
+// (capacity bars).
+func writeOutputs(o options, cmp loadgen.StepComparison, results []tuning.StepResult, steps []tuning.Step) error {
 	if o.jsonFile != "" {
-		b, err := cmp.JSON()
+		inBaseline := map[string]bool{}
+		for _, st := range steps {
+			inBaseline[st.Name] = st.Baseline
+		}
+		b, err := json.MarshalIndent(studyJSONOf(o, cmp, results, inBaseline), "", "  ")
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(o.jsonFile, b, 0o644); err != nil {
+		if err := os.WriteFile(o.jsonFile, append(b, '\n'), 0o644); err != nil {
 			return err
 		}
 	}
 	if o.plotFile != "" {
 		var buf bytes.Buffer
-		if err := loadgen.PlotThroughput(&buf, "Tomcat tuning steps", cmp); err != nil {
+		if err := loadgen.PlotCapacity(&buf, "Tomcat tuning steps: capacity", cmp); err != nil {
 			return err
 		}
 		if err := os.WriteFile(o.plotFile, buf.Bytes(), 0o644); err != nil {
@@ -348,8 +359,10 @@ func (s *study) measureStep(ctx context.Context, name string) error {
 	}
 	if s.o.remote {
 		fmt.Fprintf(s.w, "%s: run the load from the client now, for example (wrk2's command line):\n"+
-			"  go run ./examples/loadgen -t2 -c%d -R%.0f -d%s --latency %s\npress Enter when done\n",
-			name, s.o.connections, s.o.rate, fmt.Sprintf("%gs", s.o.duration.Seconds()), s.url)
+			"  go run ./examples/loadgen -t2 -c%d -R%.0f -d%s --latency %s\n"+
+			"(its Requests/sec is the capacity: run it %d times; then once with -R at a rate common to every step for latency)\n"+
+			"press Enter when done\n",
+			name, s.o.connections, s.o.capacityRate, fmt.Sprintf("%gs", s.o.duration.Seconds()), s.url, s.o.repeat)
 		if s.stdin == nil {
 			s.stdin = bufio.NewReader(os.Stdin)
 		}
@@ -358,43 +371,64 @@ func (s *study) measureStep(ctx context.Context, name string) error {
 		}
 		return nil
 	}
-	f, err := s.load(ctx, name, s.url, s.jvmPID)
+	m, err := s.load(ctx, name, s.url, s.jvmPID)
 	if err != nil {
 		return err
 	}
-	s.figures = append(s.figures, f)
-	fd := loadgen.FormatDuration
-	fmt.Fprintf(s.w, "%s: %.0f requests/s, latency avg %s p50 %s p99 %s max %s, %d errors",
-		name, f.Throughput, fd(f.Mean), fd(f.P50), fd(f.P99), fd(f.Max), f.Errors)
-	if f.CPU > 0 {
-		fmt.Fprintf(s.w, ", JVM CPU %.0f%%", f.CPU)
-	}
-	fmt.Fprintln(s.w)
+	s.measured = append(s.measured, m)
 	return nil
 }
 
-// load runs the open-model load against target (pinned to the load CPUs
-// with -cpu-method affinity) and samples the JVM's CPU when pid > 0.
-func (s *study) load(ctx context.Context, name, target string, pid int) (loadgen.Figures, error) {
+// load measures target as one step: warm-up until the rate stops
+// climbing, -repeat saturating runs (the capacity), then one run at the
+// common rate (the latency), sampling the JVM's CPU during it when
+// pid > 0. With -cpu-method affinity the load generator is pinned to the
+// load CPUs.
+func (s *study) load(ctx context.Context, name, target string, pid int) (loadgen.StepFigures, error) {
 	if s.o.cpuMethod == methodAffinity && s.o.apply {
 		s.mu.Lock()
 		cpus := s.loadCPUs
 		s.mu.Unlock()
 		if !cpus.IsEmpty() {
 			if _, err := s.numaHost.Pin(os.Getpid(), cpus); err != nil {
-				return loadgen.Figures{}, fmt.Errorf("pin the load generator: %w", err)
+				return loadgen.StepFigures{}, fmt.Errorf("pin the load generator: %w", err)
 			}
 		}
 	}
 	if s.o.warmup > 0 {
-		// A closed-loop warm-up: a freshly started JVM is still compiling
-		// and, at an open-model rate, would build a backlog of seconds that
-		// the measured run then inherits.
-		if _, err := s.runLoad(ctx, loadgen.Config{URL: target, Connections: s.o.connections, Duration: s.o.warmup}); err != nil {
-			return loadgen.Figures{}, fmt.Errorf("warm-up: %w", err)
+		// Closed-loop runs: as hard on the JVM as a saturating open-model
+		// run, without a backlog to send.
+		wu, err := loadgen.WarmUp(ctx, loadgen.Config{URL: target, Connections: s.o.connections},
+			&loadgen.WarmUpOptions{Interval: s.o.warmupStep, Max: s.o.warmup, Runs: warmupRuns, Run: s.runLoad})
+		if err != nil {
+			return loadgen.StepFigures{}, fmt.Errorf("warm-up: %w", err)
 		}
+		verdict := fmt.Sprintf("the last %d within %g%%", warmupRuns, loadgen.DefaultWarmUpTolerance)
+		if !wu.Stable {
+			verdict = fmt.Sprintf("still changing by more than %g%% at the -warmup limit", loadgen.DefaultWarmUpTolerance)
+		}
+		fmt.Fprintf(s.w, "%s: warm-up %s, closed loop on %d connections: %s req/s, %s\n",
+			name, wu.Loaded, s.o.connections, joinRates(wu.Rates), verdict)
 	}
-	cfg := loadgen.Config{URL: target, Rate: s.o.rate, Connections: s.o.connections, Duration: s.o.duration}
+	c, err := loadgen.MeasureCapacity(ctx, loadgen.Config{URL: target, Connections: s.o.connections, Duration: s.o.duration},
+		&loadgen.CapacityOptions{Rate: s.o.capacityRate, Repeat: s.o.repeat, Run: s.runLoad})
+	if err != nil {
+		return loadgen.StepFigures{}, err
+	}
+	runs := make([]float64, len(c.Runs))
+	for i, r := range c.Runs {
+		runs[i] = r.AchievedRate
+	}
+	fmt.Fprintf(s.w, "%s: capacity runs at %.0f req/s offered: %s req/s\n", name, s.o.capacityRate, joinRates(runs))
+	if !c.Saturated {
+		fmt.Fprintf(s.w, "warning: a capacity run kept up with -capacity-rate %.0f: the capacity is at least that; raise -capacity-rate\n", s.o.capacityRate)
+	}
+
+	rate := s.commonRate()
+	if rate == 0 {
+		rate = math.Round(DefaultLatencyShare * c.Rate.Median)
+	}
+	cfg := loadgen.Config{URL: target, Rate: rate, Connections: s.o.connections, Duration: s.o.duration}
 	var before loadgen.CPUTimes
 	root := hostfs.Default()
 	if pid > 0 {
@@ -402,13 +436,14 @@ func (s *study) load(ctx context.Context, name, target string, pid int) (loadgen
 	}
 	res, err := s.runLoad(ctx, cfg)
 	if err != nil {
-		return loadgen.Figures{}, err
+		return loadgen.StepFigures{}, fmt.Errorf("latency at %.0f req/s: %w", rate, err)
 	}
 	if res.Missed > 0 {
-		fmt.Fprintf(s.w, "warning: %d requests due were never sent (all %d connections busy): the server fell behind -rate %.0f\n",
-			res.Missed, res.Connections, s.o.rate)
+		fmt.Fprintf(s.w, "warning: %d requests due were never sent (all %d connections busy): the server fell behind the common rate %.0f\n",
+			res.Missed, res.Connections, rate)
 	}
 	f := loadgen.FiguresOf(name, res)
+	f.Load = rate
 	if pid > 0 && !before.At.IsZero() {
 		if after, err := loadgen.ProcessCPU(root, pid); err == nil {
 			s.mu.Lock()
@@ -423,7 +458,54 @@ func (s *study) load(ctx context.Context, name, target string, pid int) (loadgen
 			f.CPU = loadgen.Use(before, after, n).Percent
 		}
 	}
-	return f, nil
+	m := loadgen.StepFigures{Name: name, Capacity: c.Rate, CapacityErrors: c.Errors, Latency: f}
+	fd := loadgen.FormatDuration
+	fmt.Fprintf(s.w, "%s: %.0f requests/s capacity (median of %d, %.0f-%.0f), %d errors; at %.0f req/s: latency p50 %s p99 %s max %s, %d errors",
+		name, c.Rate.Median, c.Rate.N, c.Rate.Min, c.Rate.Max, c.Errors, rate, fd(f.P50), fd(f.P99), fd(f.Max), f.Errors)
+	if f.CPU > 0 {
+		fmt.Fprintf(s.w, ", JVM CPU %.0f%%", f.CPU)
+	}
+	fmt.Fprintln(s.w)
+	return m, nil
+}
+
+// warmupRuns is how many successive warm-up runs must agree: a JIT
+// compiles in tiers, and two runs can agree on a plateau (here a
+// baseline's warm-up settled at 20.5k req/s after 16 s, and its capacity
+// runs then read 31.3k, 31.4k and 44.7k).
+const warmupRuns = 3
+
+// commonRate is the rate of every step's latency run: -rate, or the one
+// the baseline's run used; 0 before the baseline is measured.
+func (s *study) commonRate() float64 {
+	if s.o.rate > 0 {
+		return s.o.rate
+	}
+	if len(s.measured) > 0 {
+		return s.measured[0].Latency.Load
+	}
+	return 0
+}
+
+// legend says what the step table's columns are.
+func (s *study) legend(base loadgen.StepFigures) string {
+	from := "-rate"
+	if s.o.rate == 0 {
+		from = fmt.Sprintf("%.0f%% of the baseline's capacity", 100*DefaultLatencyShare)
+	}
+	return fmt.Sprintf("capacity: requests/s completed by each of %d open-model runs of %s at %.0f req/s offered (far above\n"+
+		"  what Tomcat answers) on %d connections, over the time they took: median and min-max;\n"+
+		"  \"(noise)\": the change lies inside the runs' spread, not a gain.\n"+
+		"latency: one %s run at %.0f req/s for every step (%s), corrected for coordinated omission.\n",
+		s.o.repeat, s.o.duration, s.o.capacityRate, s.o.connections, s.o.duration, base.Latency.Load, from)
+}
+
+func joinRates(rates []float64) string {
+	parts := make([]string, len(rates))
+	for i, r := range rates {
+		parts[i] = fmt.Sprintf("%.0f", r)
+	}
+	return strings.Join(parts, " ")
 }
 
 // census loads the running JVM for half a measurement and counts its
@@ -441,7 +523,9 @@ func (s *study) census(ctx context.Context) (tomcatconf.Recommendation, error) {
 	defer cancel()
 	loadDone := make(chan error, 1)
 	go func() {
-		_, err := s.runLoad(lctx, loadgen.Config{URL: s.url, Rate: s.o.rate, Connections: s.o.connections,
+		// At the common rate, as the latency runs (a closed loop before
+		// the baseline fixed it).
+		_, err := s.runLoad(lctx, loadgen.Config{URL: s.url, Rate: s.commonRate(), Connections: s.o.connections,
 			Duration: interval + 2*time.Second})
 		loadDone <- err
 	}()

@@ -1,0 +1,189 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nettune/nettune/internal/testutil"
+	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/tuning"
+)
+
+// TestStudyJSON: -json's steps carry the runner's outcome: measured steps
+// with capacity, spread and latency at the common rate; skipped and
+// failed ones without figures.
+func TestStudyJSON(t *testing.T) {
+	lat := func(p99 time.Duration) loadgen.Figures {
+		return loadgen.Figures{Load: 7000, P50: time.Millisecond, P99: p99, Max: 40 * time.Millisecond, CPU: 50}
+	}
+	cmp := loadgen.CompareSteps(
+		loadgen.StepFigures{Name: "baseline", Capacity: loadgen.SpreadOf([]float64{11000, 12000, 11500}), Latency: lat(9 * time.Millisecond)},
+		loadgen.StepFigures{Name: "access-log", Capacity: loadgen.SpreadOf([]float64{14000, 14500, 15000}), CapacityErrors: 2, Latency: lat(5 * time.Millisecond)},
+		loadgen.StepFigures{Name: "threads", Capacity: loadgen.SpreadOf([]float64{14200, 14900, 15100}), Latency: lat(4 * time.Millisecond)},
+	)
+	results := []tuning.StepResult{
+		{Name: "iommu", Status: tuning.StatusSkipped, Reason: "reboot required"},
+		{Name: "cpus", Status: tuning.StatusReverted},
+		{Name: "open-files", Status: tuning.StatusNoChange},
+		{Name: "access-log", Status: tuning.StatusReverted},
+		{Name: "threads", Status: tuning.StatusReverted},
+		{Name: "nic-queues", Status: tuning.StatusReverted}, // applied, its measurement failed
+		{Name: "numa-local", Status: tuning.StatusNotRun},
+	}
+	o := options{capacityRate: 500000, repeat: 3, connections: 64, duration: 5 * time.Second}
+	doc := studyJSONOf(o, cmp, results, map[string]bool{"iommu": true, "cpus": true, "open-files": true})
+	b, err := json.Marshal(doc)
+	require.NoError(t, err)
+	var back struct {
+		CommonRate float64          `json:"common_rate_rps"`
+		Steps      []map[string]any `json:"steps"`
+	}
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, 7000.0, back.CommonRate)
+	status := map[string]string{}
+	for _, st := range back.Steps {
+		status[st["step"].(string)] = st["status"].(string)
+	}
+	assert.Equal(t, map[string]string{"baseline": "measured", "iommu": "skipped", "cpus": "measured", "open-files": "skipped",
+		"access-log": "measured", "threads": "measured", "nic-queues": "failed", "numa-local": "skipped"}, status)
+	require.Len(t, back.Steps, 8)
+	assert.Equal(t, "baseline", back.Steps[0]["step"])
+	assert.Equal(t, "baseline", back.Steps[2]["measured_in"], "cpus is part of the baseline")
+	assert.NotContains(t, back.Steps[2], "capacity_rps")
+	assert.Equal(t, "reboot required", back.Steps[1]["reason"])
+	al := back.Steps[4]
+	assert.Equal(t, 14500.0, al["capacity_rps"])
+	assert.Equal(t, 14000.0, al["capacity_min_rps"])
+	assert.Equal(t, 15000.0, al["capacity_max_rps"])
+	assert.Equal(t, 3.0, al["capacity_runs"])
+	assert.Equal(t, false, al["vs_baseline_noise"])
+	assert.InDelta(t, 26.09, al["vs_baseline_percent"], 0.01)
+	assert.Equal(t, map[string]any{"rate_rps": 7000.0, "p50_ms": 1.0, "p99_ms": 5.0, "max_ms": 40.0, "errors": 0.0, "jvm_cpu_percent": 50.0}, al["latency"])
+	th := back.Steps[5]
+	assert.Equal(t, true, th["vs_previous_noise"], "14900 against 14500: inside the spread")
+	assert.NotContains(t, back.Steps[6], "capacity_rps")
+}
+
+// TestMeasureFlags: the measurement flags are checked before anything
+// runs.
+func TestMeasureFlags(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-repeat", "0"}, "-repeat 0: want 1 or more"},
+		{[]string{"-capacity-rate", "0"}, "-capacity-rate 0: want requests/s > 0"},
+		{[]string{"-rate", "-5"}, "-rate -5: want requests/s > 0, or 0 for 60% of the baseline's capacity"},
+		{[]string{"-duration", "0s"}, "-duration 0s: want > 0"},
+		{[]string{"-warmup-interval", "0s"}, "-warmup-interval 0s: want > 0"},
+	} {
+		out, err := runProgram(t, ctx, tc.args...)
+		assert.Error(t, err)
+		assert.Contains(t, out, tc.want)
+	}
+}
+
+// TestApplyCapacityTable runs the study on a copy of Debian's Tomcat: each
+// step is warmed up, measured by saturating runs (capacity with its
+// spread) and at one rate common to every step (latency), in the step
+// table and in -json's steps.
+func TestApplyCapacityTable(t *testing.T) {
+	testutil.StableCPUs(t)
+	in, port, orig := tomcatBase(t)
+	dir := t.TempDir()
+	jsonOut, plot := filepath.Join(dir, "steps.json"), filepath.Join(dir, "steps.svg")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	out, err := runProgram(t, ctx, "-apply", "-cpu-method", "affinity",
+		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
+		"-journal", filepath.Join(dir, "j"), "-steps", "access-log",
+		"-repeat", "2", "-duration", "1s", "-warmup", "4s", "-warmup-interval", "1s", "-connections", "16",
+		"-json", jsonOut, "-plot", plot)
+	require.NoError(t, err)
+	got, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	assert.Equal(t, orig, got)
+
+	assert.Regexp(t, `(?m)^baseline: warm-up \S+, closed loop on 16 connections: (\d+ )+req/s, (the last 3 within|still changing)`, out)
+	assert.Regexp(t, `(?m)^access-log: capacity runs at 500000 req/s offered: \d+ \d+ req/s$`, out)
+	i := strings.Index(out, "== Step table ==")
+	require.GreaterOrEqual(t, i, 0, "no step table")
+	table := out[i:]
+	assert.Regexp(t, `step\s+capacity\s+min-max\s+runs\s+vs base\s+vs prev\s+at req/s\s+p50\s+p99\s+vs base\s+max\s+errors`, table)
+	pct := `([+-]?\d+\.\d+%)(?: \(noise\))?`
+	base := regexp.MustCompile(`(?m)^baseline\s+(\d+)\s+(\d+)-(\d+)\s+2\s+(\d+)\s+\S+\s+\S+\s+\S+\s+\d+`).FindStringSubmatch(table)
+	require.NotNil(t, base, "baseline row")
+	step := regexp.MustCompile(`(?m)^access-log\s+(\d+)\s+(\d+)-(\d+)\s+2\s+` + pct + `\s+` + pct + `\s+(\d+)\s`).FindStringSubmatch(table)
+	require.NotNil(t, step, "access-log row")
+	num := func(s string) float64 {
+		v, err := strconv.ParseFloat(s, 64)
+		require.NoError(t, err)
+		return v
+	}
+	for _, r := range [][]string{base, step} {
+		med, lo, hi := num(r[1]), num(r[2]), num(r[3])
+		assert.Greater(t, med, 50.0, "%s capacity", r[0])
+		assert.LessOrEqual(t, lo, med)
+		assert.LessOrEqual(t, med, hi)
+	}
+	// Latency at one rate, common to both: 60% of the baseline's capacity.
+	rate := num(base[4])
+	assert.Equal(t, rate, num(step[6]))
+	assert.InDelta(t, 0.6*num(base[1]), rate, 1)
+	assert.Contains(t, table, "latency: one 1s run at "+base[4]+" req/s for every step (60% of the baseline's capacity)")
+
+	js, err := os.ReadFile(jsonOut)
+	require.NoError(t, err)
+	var doc struct {
+		CommonRate float64 `json:"common_rate_rps"`
+		Steps      []struct {
+			Step        string   `json:"step"`
+			Status      string   `json:"status"`
+			Capacity    *float64 `json:"capacity_rps"`
+			CapacityMin float64  `json:"capacity_min_rps"`
+			CapacityMax float64  `json:"capacity_max_rps"`
+			Runs        int      `json:"capacity_runs"`
+			Latency     *struct {
+				Rate float64 `json:"rate_rps"`
+				P50  float64 `json:"p50_ms"`
+				P99  float64 `json:"p99_ms"`
+				Max  float64 `json:"max_ms"`
+			} `json:"latency"`
+		} `json:"steps"`
+	}
+	require.NoError(t, json.Unmarshal(js, &doc))
+	assert.Equal(t, rate, doc.CommonRate)
+	require.Len(t, doc.Steps, 2)
+	for i, name := range []string{"baseline", "access-log"} {
+		st := doc.Steps[i]
+		assert.Equal(t, name, st.Step)
+		assert.Equal(t, "measured", st.Status)
+		require.NotNil(t, st.Capacity, name)
+		assert.True(t, st.CapacityMin <= *st.Capacity && *st.Capacity <= st.CapacityMax, "%s: %v in %v-%v", name, *st.Capacity, st.CapacityMin, st.CapacityMax)
+		assert.Equal(t, 2, st.Runs)
+		require.NotNil(t, st.Latency, name)
+		assert.Equal(t, rate, st.Latency.Rate)
+		assert.True(t, st.Latency.P50 > 0 && st.Latency.P50 <= st.Latency.P99 && st.Latency.P99 <= st.Latency.Max, "%s latency %+v", name, *st.Latency)
+	}
+	assert.False(t, math.IsNaN(doc.CommonRate))
+	svg, err := os.ReadFile(plot)
+	require.NoError(t, err)
+	assert.Equal(t, 2, strings.Count(string(svg), `class="bar"`), "a capacity bar per measured step")
+	assert.Contains(t, string(svg), `data-name="access-log"`)
+	assert.Contains(t, string(svg), "(2 runs)")
+}

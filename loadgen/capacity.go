@@ -1,0 +1,224 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// RunFunc runs one load and returns what it measured; Run is one. A tool
+// passes its own to send every load of a measurement through one place
+// (to pin the generator to CPUs, log each run, or run it elsewhere).
+type RunFunc func(ctx context.Context, cfg Config) (*Result, error)
+
+// Defaults of MeasureCapacity and WarmUp.
+const (
+	// DefaultCapacityRate is the offered rate of a capacity run: wrk2's
+	// -R500000 in the Arm Tomcat guide, far above what one server answers.
+	DefaultCapacityRate = 500000
+	// DefaultWarmUpInterval is the length of one warm-up run.
+	DefaultWarmUpInterval = 2 * time.Second
+	// DefaultWarmUpMax bounds a warm-up's total load time.
+	DefaultWarmUpMax = 30 * time.Second
+	// DefaultWarmUpTolerance is the spread of the achieved rates of the
+	// last warm-up runs (the highest over the lowest, in percent) within
+	// which the rate has stopped climbing.
+	DefaultWarmUpTolerance = 5.0
+	// DefaultWarmUpRuns is the number of successive warm-up runs whose
+	// rates must agree within the tolerance.
+	DefaultWarmUpRuns = 2
+)
+
+// saturatedBelow is the fraction of its offered rate under which a run
+// did not keep up: its server was saturated.
+const saturatedBelow = 0.9
+
+// CapacityOptions tune MeasureCapacity. A nil *CapacityOptions means the
+// defaults.
+type CapacityOptions struct {
+	// Rate is the offered rate of each run, in requests/s; it must be far
+	// above the server's capacity. Default: DefaultCapacityRate.
+	Rate float64
+	// Repeat is the number of runs. Default: 1.
+	Repeat int
+	// Run runs each load. Default: Run.
+	Run RunFunc
+}
+
+// Capacity is what a server sustained under a saturating open-model load.
+type Capacity struct {
+	// Rate summarises the runs' achieved rates (Result.AchievedRate):
+	// requests completed over each run's measured time, which, when the
+	// server is saturated, includes the backlog the run still sends after
+	// Config.Duration (up to Config.Timeout), so both the requests and the
+	// time they took are counted.
+	Rate Spread
+	// Saturated reports whether every run completed less than 90% of its
+	// offered rate: only then is Rate the server's capacity. Otherwise the
+	// server kept up with the offered rate and Rate is a lower bound.
+	Saturated bool
+	// Errors counts the runs' failed requests (socket errors and
+	// responses outside 200-399, which Rate includes as wrk does).
+	Errors int64
+	// Runs are the runs' results, in order.
+	Runs []*Result
+}
+
+// MeasureCapacity measures the highest rate a server sustains, as wrk2
+// run far above it does (-R500000): Repeat open-model runs of cfg at
+// Rate, each for cfg.Duration, one after the other. cfg's Rate and Pacer
+// are replaced; its Warmup must be 0, because a saturated open-model run
+// never catches up with its schedule and so records no request scheduled
+// during a warm-up (warm the server up with WarmUp first). A saturated
+// run lasts cfg.Duration plus up to cfg.Timeout, while the engine still
+// sends its backlog; Capacity.Rate counts both. It returns an error when
+// a run fails or completes no request, or when ctx ends.
+func MeasureCapacity(ctx context.Context, cfg Config, opts *CapacityOptions) (*Capacity, error) {
+	o := CapacityOptions{Rate: DefaultCapacityRate, Repeat: 1, Run: Run}
+	if opts != nil {
+		if opts.Rate != 0 {
+			o.Rate = opts.Rate
+		}
+		if opts.Repeat != 0 {
+			o.Repeat = opts.Repeat
+		}
+		if opts.Run != nil {
+			o.Run = opts.Run
+		}
+	}
+	switch {
+	case o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0):
+		return nil, fmt.Errorf("loadgen: capacity rate %g: want > 0 requests/s, far above the server's capacity", o.Rate)
+	case o.Repeat < 0:
+		return nil, fmt.Errorf("loadgen: capacity repeat %d: want >= 1 runs", o.Repeat)
+	case cfg.Warmup != 0:
+		return nil, fmt.Errorf("loadgen: capacity: Config.Warmup %s: want 0 (a saturated open-model run records nothing scheduled in its warm-up; use WarmUp before)", cfg.Warmup)
+	}
+	cfg.Rate, cfg.Pacer = o.Rate, nil
+	c := &Capacity{Saturated: true}
+	rates := make([]float64, 0, o.Repeat)
+	for i := 1; i <= o.Repeat; i++ {
+		res, err := o.Run(ctx, cfg)
+		if err == nil && ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("loadgen: capacity run %d of %d: %w", i, o.Repeat, err)
+		}
+		if res.Requests == 0 {
+			return nil, fmt.Errorf("loadgen: capacity run %d of %d against %s: no request completed in %s (%d errors)",
+				i, o.Repeat, cfg.URL, res.Elapsed.Round(time.Millisecond), res.Errors.Socket()+res.Errors.Status)
+		}
+		c.Runs = append(c.Runs, res)
+		rates = append(rates, res.AchievedRate)
+		c.Errors += int64(res.Errors.Socket() + res.Errors.Status)
+		if res.AchievedRate >= saturatedBelow*res.OfferedRate {
+			c.Saturated = false
+		}
+	}
+	c.Rate = SpreadOf(rates)
+	return c, nil
+}
+
+// WarmUpOptions tune WarmUp. A nil *WarmUpOptions means the defaults.
+type WarmUpOptions struct {
+	// Interval is the duration of each warm-up run. Default:
+	// DefaultWarmUpInterval.
+	Interval time.Duration
+	// Max bounds the warm-up's total load time: no run starts once the
+	// runs so far add up to Max, and the last one is shortened to fit.
+	// Default: DefaultWarmUpMax.
+	Max time.Duration
+	// Tolerance is the spread of the last Runs achieved rates, the
+	// highest over the lowest in percent, within which the rate has
+	// stopped climbing. Default: DefaultWarmUpTolerance.
+	Tolerance float64
+	// Runs is the number of successive runs whose rates must agree; more
+	// than 2 carries a warm-up past a short plateau (a JIT compiles in
+	// tiers). Default: DefaultWarmUpRuns.
+	Runs int
+	// Run runs each load. Default: Run.
+	Run RunFunc
+}
+
+// WarmUpResult is what a warm-up did.
+type WarmUpResult struct {
+	// Rates are the runs' achieved rates (requests/s), in order.
+	Rates []float64
+	// Loaded is the sum of the runs' durations (what Max bounds).
+	Loaded time.Duration
+	// Stable reports whether the last Runs rates were within Tolerance of
+	// each other; false when Max ended the warm-up first.
+	Stable bool
+}
+
+// WarmUp loads a server with cfg in successive runs of Interval until the
+// achieved rates of the last Runs runs are within Tolerance percent of
+// each other (the rate has stopped climbing, as a JIT compiler's does
+// once the hot code is compiled), or until Max of load has run. A closed loop (Rate 0)
+// loads the server as hard as a saturating open-model run without
+// leaving a backlog to send. cfg's Duration is replaced; its Warmup must
+// be 0. It returns what ran so far with an error when a run fails or ctx
+// ends.
+func WarmUp(ctx context.Context, cfg Config, opts *WarmUpOptions) (*WarmUpResult, error) {
+	o := WarmUpOptions{Interval: DefaultWarmUpInterval, Max: DefaultWarmUpMax, Tolerance: DefaultWarmUpTolerance,
+		Runs: DefaultWarmUpRuns, Run: Run}
+	if opts != nil {
+		if opts.Interval != 0 {
+			o.Interval = opts.Interval
+		}
+		if opts.Max != 0 {
+			o.Max = opts.Max
+		}
+		if opts.Tolerance != 0 {
+			o.Tolerance = opts.Tolerance
+		}
+		if opts.Runs != 0 {
+			o.Runs = opts.Runs
+		}
+		if opts.Run != nil {
+			o.Run = opts.Run
+		}
+	}
+	switch {
+	case o.Runs < 2:
+		return nil, fmt.Errorf("loadgen: warm-up runs %d: want 2 or more to compare", o.Runs)
+	case o.Interval < 0 || o.Max < 0:
+		return nil, fmt.Errorf("loadgen: warm-up interval %s, max %s: want > 0", o.Interval, o.Max)
+	case o.Tolerance < 0 || math.IsNaN(o.Tolerance):
+		return nil, fmt.Errorf("loadgen: warm-up tolerance %g%%: want > 0", o.Tolerance)
+	case cfg.Warmup != 0:
+		return nil, fmt.Errorf("loadgen: warm-up: Config.Warmup %s: want 0 (WarmUp runs the warm-up)", cfg.Warmup)
+	}
+	w := &WarmUpResult{}
+	for w.Loaded < o.Max {
+		cfg.Duration = min(o.Interval, o.Max-w.Loaded)
+		res, err := o.Run(ctx, cfg)
+		if err == nil && ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		if err != nil {
+			return w, fmt.Errorf("loadgen: warm-up run %d: %w", len(w.Rates)+1, err)
+		}
+		w.Loaded += cfg.Duration
+		w.Rates = append(w.Rates, res.AchievedRate)
+		if w.Stable = steady(w.Rates, o.Runs, o.Tolerance); w.Stable {
+			break
+		}
+	}
+	return w, nil
+}
+
+// steady reports whether the last n rates are within tol percent of each
+// other (the highest over the lowest); a rate of 0 (nothing completed
+// yet) is not steady.
+func steady(rates []float64, n int, tol float64) bool {
+	if len(rates) < n {
+		return false
+	}
+	last := rates[len(rates)-n:]
+	lo, hi := slices.Min(last), slices.Max(last)
+	return lo > 0 && change(lo, hi) <= tol
+}
