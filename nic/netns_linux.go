@@ -1,6 +1,7 @@
 package nic
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 
@@ -10,9 +11,11 @@ import (
 
 // inNetNS runs fn on an OS thread that has entered the network namespace
 // at path; with an empty path it runs fn on the caller's goroutine. The
-// thread is never returned to the Go scheduler: the goroutine exits while
-// still locked, so the runtime ends the thread and no other goroutine ever
-// runs in the wrong namespace.
+// thread goes back to its own namespace after fn and only then returns to
+// the Go scheduler. When it cannot go back, the goroutine exits still
+// locked, so the runtime ends the thread; the runtime cannot end the
+// process's main thread, so the thread's way back is what keeps the
+// process as a whole (its /proc/PID/ns/net) out of the namespace.
 func inNetNS(path string, fn func() error) error {
 	if path == "" {
 		return fn()
@@ -20,18 +23,34 @@ func inNetNS(path string, fn func() error) error {
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		// No UnlockOSThread: see above.
+		home, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- fmt.Errorf("open this thread's network namespace: %w", err)
+			return
+		}
+		defer unix.Close(home)
 		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
+			runtime.UnlockOSThread()
 			done <- fmt.Errorf("open network namespace %s: %w", path, err)
 			return
 		}
 		defer unix.Close(fd)
 		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+			// setns changes nothing when it fails.
+			runtime.UnlockOSThread()
 			done <- fmt.Errorf("enter network namespace %s: %w", path, err)
 			return
 		}
-		done <- fn()
+		ferr := fn()
+		if err := unix.Setns(home, unix.CLONE_NEWNET); err != nil {
+			// No UnlockOSThread: the thread ends with the goroutine.
+			done <- errors.Join(ferr, fmt.Errorf("leave network namespace %s: %w", path, err))
+			return
+		}
+		runtime.UnlockOSThread()
+		done <- ferr
 	}()
 	return <-done
 }

@@ -98,3 +98,54 @@ func TestIntegrationKernelAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestIntegrationNetNSLeavesNoThreadInside enters a namespace many times:
+// the process's main thread (whose namespace /proc/self/ns/net shows) and
+// every thread that ran inside must be back home afterwards. The runtime
+// cannot end the main thread, so a thread left inside there kept the whole
+// process in the namespace (seen from ip netns pids) until it exited.
+func TestIntegrationNetNSLeavesNoThreadInside(t *testing.T) {
+	ns := NewVethNS(t)
+	home, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// /run/netns/NAME is a bind mount of the namespace: its inode names it.
+	var st syscall.Stat_t
+	if err := syscall.Stat(ns.Path, &st); err != nil {
+		t.Fatal(err)
+	}
+	inside := fmt.Sprintf("net:[%d]", st.Ino)
+	var tids []int
+	for i := 0; i < 200; i++ {
+		err := inNetNS(ns.Path, func() error {
+			got, err := os.Readlink("/proc/thread-self/ns/net")
+			if err != nil {
+				return err
+			}
+			if got != inside {
+				return fmt.Errorf("fn ran in %s, want %s", got, inside)
+			}
+			tids = append(tids, syscall.Gettid())
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.Readlink("/proc/self/ns/net"); err != nil || got != home {
+			t.Fatalf("call %d: the main thread is in %s (%v), want %s", i, got, err, home)
+		}
+	}
+	for _, tid := range tids {
+		got, err := os.Readlink(fmt.Sprintf("/proc/self/task/%d/ns/net", tid))
+		if errors.Is(err, os.ErrNotExist) {
+			continue // the thread ended
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != home {
+			t.Errorf("thread %d still runs in %s, want %s", tid, got, home)
+		}
+	}
+}
