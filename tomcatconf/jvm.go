@@ -2,6 +2,7 @@ package tomcatconf
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/nettune/nettune/internal/hostfs"
 )
 
 // JVM is a running process of an instance: one whose command line holds
@@ -24,7 +27,8 @@ type JVM struct {
 }
 
 // JVMs lists, by PID, the processes under /proc (of the host root) whose
-// command line holds the argument -Dcatalina.base=Base, however they were
+// command line holds the argument -Dcatalina.base=Base and that see Base
+// as this process does (not a container's own Base), however they were
 // started: by Start, by systemd, by hand. Zombies are left out, and so is
 // a child of such a process that has not exec'd yet (a fork still shows
 // its parent's command line). It needs no privileges (a process hidden by
@@ -139,10 +143,30 @@ func (in *Instance) alive(pid int) bool {
 	want := "-Dcatalina.base=" + filepath.Clean(in.Base)
 	for _, arg := range bytes.Split(cmdline, []byte{0}) {
 		if a, ok := bytes.CutPrefix(arg, []byte("-Dcatalina.base=")); ok && "-Dcatalina.base="+filepath.Clean(string(a)) == want {
-			return true
+			return in.sameBase(host, pid)
 		}
 	}
 	return false
+}
+
+// sameBase reports whether Base, seen from pid's root directory, is the
+// directory this process sees: a JVM in a container (another mount
+// namespace or chroot) with the same -Dcatalina.base runs another
+// instance. When pid's root cannot be read (another user's process
+// without privileges) it cannot tell and reports true.
+func (in *Instance) sameBase(host hostfs.Root, pid int) bool {
+	if !host.IsHost() {
+		return true // a fixture's /proc has no root links
+	}
+	mine, err := os.Stat(in.Base)
+	if err != nil {
+		return true
+	}
+	theirs, err := os.Stat(host.Proc(strconv.Itoa(pid), "root") + filepath.Clean(in.Base))
+	if err != nil {
+		return errors.Is(err, os.ErrPermission)
+	}
+	return os.SameFile(mine, theirs)
 }
 
 // Account is the user a JVM runs as.
