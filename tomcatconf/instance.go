@@ -381,7 +381,7 @@ func (in *Instance) startChild(ctx context.Context, a Account, nofile uint64, re
 	// that user's, then execs the command, which execs the JVM.
 	cmd := exec.Command("/bin/sh", append([]string{"-c", `exec >>"$1" 2>&1 || exit 126; shift; exec "$@"`, "sh", in.CatalinaOut()}, argv...)...)
 	cmd.Dir = in.Base
-	cmd.Env = in.runEnv(a)
+	cmd.Env = append(in.runEnv(a), LaunchEnv+"="+filepath.Clean(in.Base))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: cred}
 	ch := &child{done: make(chan struct{})}
 	cmd.Stderr = &ch.stderr
@@ -429,7 +429,7 @@ func (in *Instance) startDaemon(ctx context.Context, a Account, nofile uint64, r
 		Path: "/bin/sh",
 		Args: []string{"-c", `ulimit -n "$1" 2>/dev/null || ulimit -n "$(ulimit -H -n)"; exec "$2" start`,
 			"sh", strconv.FormatUint(nofile, 10), in.catalinaSh()},
-		Env: in.env(),
+		Env: append(in.env(), LaunchEnv+"="+filepath.Clean(in.Base)),
 		Dir: in.Base,
 		As:  &a,
 	}
@@ -700,6 +700,120 @@ func parseOpenFiles(data []byte) (uint64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no \"Max open files\" line")
+}
+
+// StopAll stops every JVM of Base (JVMs) with Stop, after waiting, up to
+// the Timeout, for the processes Start launched for Base that have not
+// exec'd their JVM yet (Launches; left by a program killed during a
+// start): those still not a JVM by then are killed with SIGKILL, with
+// their process group when they lead one. It returns how each JVM was
+// stopped; no JVM is not an error. It needs root, or the JVMs' user.
+func (in *Instance) StopAll(ctx context.Context, opts *StopOptions) ([]StopResult, error) {
+	var o StopOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultStopTimeout
+	}
+	var pending []int
+	in.poll(ctx, o.Timeout, func() bool {
+		var err error
+		pending, err = in.pendingLaunches()
+		return err != nil || len(pending) == 0
+	})
+	for _, pid := range pending {
+		target := pid
+		if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid {
+			target = -pid
+		}
+		if err := syscall.Kill(target, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return nil, fmt.Errorf("tomcatconf: SIGKILL to launch %d of %s, not a JVM after %s: %w", pid, in.Base, o.Timeout, err)
+		}
+	}
+	jvms, err := in.JVMs()
+	if err != nil {
+		return nil, err
+	}
+	var res []StopResult
+	for _, j := range jvms {
+		o.PID = j.PID
+		r, err := in.Stop(ctx, &o)
+		if err != nil && !errors.Is(err, ErrNotRunning) {
+			return res, err
+		}
+		if err == nil {
+			res = append(res, r)
+		}
+	}
+	return res, nil
+}
+
+// LaunchEnv is the environment variable Start sets, to Base, for the
+// command it launches. Inherited through the start scripts into the JVM,
+// it marks a launch in /proc/PID/environ before the JVM's command line
+// shows -Dcatalina.base.
+const LaunchEnv = "NETTUNE_CATALINA_BASE"
+
+// Launches lists, by PID, the running processes Start (of this or
+// another program) launched for this instance: those whose environment
+// holds LaunchEnv=Base and whose parent's does not (a JVM's or a script's
+// child is not a launch). Each is the JVM, or a start script that has not
+// exec'd it yet. Reading another user's /proc/PID/environ needs root; a
+// process whose environment cannot be read is left out.
+func (in *Instance) Launches() ([]int, error) {
+	host, err := hostRoot(in.Root)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(host.Proc())
+	if err != nil {
+		return nil, fmt.Errorf("tomcatconf: list processes: %w", err)
+	}
+	mark := []byte(LaunchEnv + "=" + filepath.Clean(in.Base))
+	parent := map[int]int{}
+	var marked []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 0 {
+			continue
+		}
+		env, err := os.ReadFile(host.Proc(e.Name(), "environ"))
+		if err != nil || !in.exists(pid) || !in.sameBase(host, pid) {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if bytes.Equal(kv, mark) {
+				marked = append(marked, pid)
+				if status, err := os.ReadFile(host.Proc(e.Name(), "status")); err == nil {
+					parent[pid] = statusID(status, "PPid:")
+				}
+				break
+			}
+		}
+	}
+	var pids []int
+	for _, p := range marked {
+		if _, child := parent[parent[p]]; !child {
+			pids = append(pids, p)
+		}
+	}
+	return pids, nil
+}
+
+// pendingLaunches returns the Launches that are not JVMs of Base.
+func (in *Instance) pendingLaunches() ([]int, error) {
+	pids, err := in.Launches()
+	if err != nil {
+		return nil, err
+	}
+	var pending []int
+	for _, p := range pids {
+		if !in.alive(p) {
+			pending = append(pending, p)
+		}
+	}
+	return pending, nil
 }
 
 // StopMethod says how Stop stopped the JVM.

@@ -277,3 +277,62 @@ func TestPIDAmbiguous(t *testing.T) {
 	_, err = in.Stop(context.Background(), nil)
 	require.NoError(t, err)
 }
+
+// A launch left by a program killed before its command exec'd the JVM
+// (here: a script that waits, then execs a stand-in JVM) is seen by
+// Launches though not yet by JVMs; StopAll waits for it to become the
+// JVM, then stops it.
+func TestStopAllWaitsForLaunch(t *testing.T) {
+	in := standInInstance(t, 0)
+	cmd := exec.Command("sh", "-c", `read go; exec sh -c '`+standInLoop+`' "-Dcatalina.base=$1"`, "launch", in.Base)
+	cmd.Env = append(os.Environ(), tomcatconf.LaunchEnv+"="+in.Base)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+
+	require.Eventually(t, func() bool {
+		l, err := in.Launches()
+		return err == nil && len(l) == 1 && l[0] == cmd.Process.Pid
+	}, 10*time.Second, 10*time.Millisecond)
+	jvms, err := in.JVMs()
+	require.NoError(t, err)
+	assert.Empty(t, jvms, "not a JVM yet")
+
+	type result struct {
+		res []tomcatconf.StopResult
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		res, err := in.StopAll(context.Background(), &tomcatconf.StopOptions{Timeout: 20 * time.Second})
+		got <- result{res, err}
+	}()
+	_, err = stdin.Write([]byte("go\n")) // the launch now execs its JVM
+	require.NoError(t, err)
+	r := <-got
+	require.NoError(t, r.err)
+	require.Len(t, r.res, 1, "the launch became the JVM and was stopped")
+	assert.Equal(t, cmd.Process.Pid, r.res[0].PID)
+	assert.Equal(t, tomcatconf.StopSIGTERM, r.res[0].Method)
+	<-done
+	l, err := in.Launches()
+	require.NoError(t, err)
+	assert.Empty(t, l)
+}
+
+// Start marks its launch: the JVM is among Launches.
+func TestStartMarksLaunch(t *testing.T) {
+	in := standInInstance(t, 0)
+	res, err := in.Start(context.Background(), nil)
+	require.NoError(t, err)
+	l, err := in.Launches()
+	require.NoError(t, err)
+	assert.Equal(t, []int{res.PID}, l)
+	stopped, err := in.StopAll(context.Background(), nil)
+	require.NoError(t, err)
+	require.Len(t, stopped, 1)
+	assert.Equal(t, res.PID, stopped[0].PID)
+}

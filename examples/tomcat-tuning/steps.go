@@ -80,7 +80,8 @@ func (u tomcatUndo) instance() *tomcatconf.Instance {
 }
 
 // revertTomcat stops every JVM of the recorded instance (the one the
-// study left; they are found in /proc, so a killed run's JVM is too) and
+// study left; they are found in /proc, so a killed run's JVM is too, even
+// one still being launched) and
 // starts Tomcat again, as the recorded user and command, if it ran before
 // the study.
 func revertTomcat(ctx context.Context, data json.RawMessage) error {
@@ -102,18 +103,11 @@ func revertTomcat(ctx context.Context, data json.RawMessage) error {
 	return err
 }
 
-// stopAllJVMs stops every JVM of in's base.
+// stopAllJVMs stops every JVM of in's base, also one that a killed run
+// had launched but not yet exec'd (Instance.StopAll).
 func stopAllJVMs(ctx context.Context, in *tomcatconf.Instance) error {
-	jvms, err := in.JVMs()
-	if err != nil {
-		return err
-	}
-	for _, j := range jvms {
-		if _, err := in.Stop(ctx, &tomcatconf.StopOptions{PID: j.PID}); err != nil && !errors.Is(err, tomcatconf.ErrNotRunning) {
-			return err
-		}
-	}
-	return nil
+	_, err := in.StopAll(ctx, nil)
+	return err
 }
 
 // reverters returns the RevertFuncs of every change the study makes:
