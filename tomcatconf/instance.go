@@ -236,14 +236,18 @@ func (in *Instance) runner() Runner {
 	return ExecRunner{}
 }
 
-// env is the environment of catalina.sh start and stop.
+// env is the environment of catalina.sh start and stop. CATALINA_PID is
+// set with Daemon only: catalina.sh stop aborts when it names no file.
 func (in *Instance) env() []string {
 	env := append(os.Environ(), in.Env...)
-	return append(env,
+	env = append(env,
 		"CATALINA_HOME="+in.Home,
 		"CATALINA_BASE="+in.Base,
-		"CATALINA_PID="+in.pidFile(),
 		"CATALINA_OUT="+in.CatalinaOut())
+	if in.Daemon {
+		env = append(env, "CATALINA_PID="+in.pidFile())
+	}
+	return env
 }
 
 // runEnv is the environment of the foreground command run as a: this
