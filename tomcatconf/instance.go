@@ -129,12 +129,10 @@ type Instance struct {
 	// Root is the host root holding /proc, where the JVM is looked up.
 	// Default: "" (this host, "/").
 	Root string
-
-	mu    sync.Mutex
-	child *child // the JVM Start launched as its child, until it exits
 }
 
-// child is a process Start launched and reaps.
+// child is a process Start launched and reaps: a goroutine waits for it,
+// so that it does not linger as a zombie once it exits.
 type child struct {
 	pid    int
 	done   chan struct{}
@@ -398,9 +396,6 @@ func (in *Instance) startChild(ctx context.Context, a Account, nofile uint64, re
 		ch.err = cmd.Wait()
 		close(ch.done)
 	}()
-	in.mu.Lock()
-	in.child = ch
-	in.mu.Unlock()
 
 	deadline := time.NewTimer(execTimeout)
 	defer deadline.Stop()

@@ -150,7 +150,6 @@ func TestIntegrationPackagedTomcat(t *testing.T) {
 // JVM in /proc, stops it and fails.
 func TestIntegrationTomcatPIDFileUnwritable(t *testing.T) {
 	in := newBase(t)
-	t.Cleanup(func() { requireNoJVM(t, in) })
 	port := freePort(t)
 	setPort(t, in, port, nil)
 	in.Daemon = true
@@ -168,7 +167,6 @@ func TestIntegrationTomcatPIDFileUnwritable(t *testing.T) {
 // makes the JVM exit; Start says so, with the log, and nothing is left.
 func TestIntegrationTomcatDiesDuringStart(t *testing.T) {
 	in := newBase(t)
-	t.Cleanup(func() { requireNoJVM(t, in) })
 	port := freePort(t)
 	setPort(t, in, port, nil)
 	data, err := os.ReadFile(in.ServerXML())
@@ -189,7 +187,6 @@ func TestIntegrationTomcatDiesDuringStart(t *testing.T) {
 // stopped before Start returns.
 func TestIntegrationTomcatReadyTimeout(t *testing.T) {
 	in := newBase(t)
-	t.Cleanup(func() { requireNoJVM(t, in) })
 	port := freePort(t)
 	setPort(t, in, port, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -273,7 +270,6 @@ func setPort(t *testing.T, in *tomcatconf.Instance, port int, attrs []tomcatconf
 // Start fail before it launches anything.
 func TestIntegrationTomcatPortTaken(t *testing.T) {
 	in := newBase(t)
-	t.Cleanup(func() { requireNoJVM(t, in) })
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer l.Close()

@@ -5,7 +5,6 @@ package tomcatconf_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -37,12 +36,14 @@ func newBase(t *testing.T) *tomcatconf.Instance {
 	base := testutil.DebianTomcatBase(t)
 	in := &tomcatconf.Instance{Home: tomcatconf.DefaultHome, Base: base}
 	t.Cleanup(func() {
-		res, err := in.Stop(context.Background(), nil)
-		if err != nil && !errors.Is(err, tomcatconf.ErrNotRunning) {
+		stopped, err := in.StopAll(context.Background(), nil)
+		if err != nil {
 			t.Errorf("cleanup: stop Tomcat: %v", err)
-		} else if err == nil {
+		}
+		for _, res := range stopped {
 			t.Logf("cleanup: stopped JVM %d with %s", res.PID, res.Method)
 		}
+		requireNoJVM(t, in)
 	})
 	return in
 }

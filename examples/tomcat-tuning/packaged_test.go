@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -94,7 +95,22 @@ func studyJVMs(t *testing.T, out string) []int {
 	return pids
 }
 
-func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+// running reports whether pid is a process that has not exited (a zombie
+// waiting for PID 1 to reap it has).
+func running(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(stat), ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] != 'Z' && stat[i+2] != 'X'
+}
+
+// assertGone checks that the study's JVM pid no longer runs.
+func assertGone(t *testing.T, pid int) {
+	t.Helper()
+	assert.False(t, running(pid), "the study's JVM %d is gone", pid)
+}
 
 // TestApplyPackagedStopped runs the study on Debian's tomcat10 as
 // installed and stopped: it finds the unit, runs Tomcat as user tomcat
@@ -112,7 +128,7 @@ func TestApplyPackagedStopped(t *testing.T) {
 	assert.Contains(t, out, "every change reverted")
 	assert.Empty(t, jvmsOf(t, in), "a Tomcat that did not run is left stopped")
 	for _, pid := range pids {
-		assert.False(t, alive(pid), "the study's JVM %d is gone", pid)
+		assertGone(t, pid)
 	}
 }
 
@@ -138,7 +154,7 @@ func TestApplyPackagedRunning(t *testing.T) {
 	assert.Equal(t, "tomcat", jvms[0].User)
 	assert.NotEqual(t, before, jvms[0].PID)
 	for _, pid := range pids {
-		assert.False(t, alive(pid), "the study's JVM %d is gone", pid)
+		assertGone(t, pid)
 	}
 	answersHello(t)
 }
@@ -171,7 +187,7 @@ func TestKillThenRevertPackaged(t *testing.T) {
 	require.NoError(t, err)
 	assert.Regexp(t, `(?s)reverted access-log\nreverted tomcat\n`, out)
 	for _, pid := range left {
-		assert.False(t, alive(pid), "the study's JVM %d is gone", pid)
+		assertGone(t, pid)
 	}
 	jvms = jvmsOf(t, in)
 	require.Len(t, jvms, 1, "Tomcat ran before the study: -revert starts it again")
@@ -195,7 +211,7 @@ func TestPlanPackaged(t *testing.T) {
 	assert.NoDirExists(t, m[1], "the temporary copy is removed")
 	pid, err := strconv.Atoi(m[2])
 	require.NoError(t, err)
-	assert.False(t, alive(pid), "the temporary copy's JVM is stopped")
+	assertGone(t, pid)
 	assert.Regexp(t, `measuring a temporary copy of /var/lib/tomcat10 at http://127\.0\.0\.1:\d+/`, out)
 	assert.Empty(t, jvmsOf(t, in))
 }
