@@ -184,8 +184,10 @@ type Account struct {
 // numeric ID) with Group or else the user's primary group, as a systemd
 // unit's User= and Group= do; without User, the owner of Base/conf (a link
 // followed) with that user's primary group — the owner of an unpacked
-// tarball, root only when root owns it. The user database is the host's
-// (os/user). It needs no privileges.
+// tarball — or, when root owns conf/ and another user Base/logs (a
+// package's layout), the owner of Base/logs: root only when root owns
+// both. The user database is the host's (os/user). It needs no
+// privileges.
 func (in *Instance) Account() (Account, error) {
 	name := in.User
 	var u *user.User
@@ -196,9 +198,17 @@ func (in *Instance) Account() (Account, error) {
 		if serr != nil {
 			return Account{}, fmt.Errorf("tomcatconf: the JVM's user is the owner of %s: %w", conf, serr)
 		}
-		uid := fi.Sys().(*syscall.Stat_t).Uid
-		if u, err = user.LookupId(strconv.FormatUint(uint64(uid), 10)); err != nil {
-			return Account{}, fmt.Errorf("tomcatconf: owner %d of %s: %w", uid, conf, err)
+		owner, from := fi.Sys().(*syscall.Stat_t).Uid, conf
+		if owner == 0 {
+			// A package keeps conf/ root's and gives the JVM's user
+			// the logs (Debian: /var/log/tomcat10, tomcat's).
+			logs := filepath.Join(in.Base, "logs")
+			if fi, err := os.Stat(logs); err == nil && fi.Sys().(*syscall.Stat_t).Uid != 0 {
+				owner, from = fi.Sys().(*syscall.Stat_t).Uid, logs
+			}
+		}
+		if u, err = user.LookupId(strconv.FormatUint(uint64(owner), 10)); err != nil {
+			return Account{}, fmt.Errorf("tomcatconf: owner %d of %s: %w", owner, from, err)
 		}
 	} else {
 		if u, err = user.Lookup(name); err != nil {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -335,4 +336,36 @@ func TestStartMarksLaunch(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, stopped, 1)
 	assert.Equal(t, res.PID, stopped[0].PID)
+}
+
+// Without User, the JVM runs as the owner of conf/, or — conf/ being
+// root's — as the owner of logs/, as in Debian's layout (/var/log/tomcat10
+// is tomcat's).
+func TestAccountFromOwners(t *testing.T) {
+	in := fakeBase(t)
+	a, err := in.Account()
+	require.NoError(t, err)
+	assert.Equal(t, uint32(os.Geteuid()), a.UID)
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: giving logs/ to another user needs root")
+	}
+	nobody, err := user.Lookup("nobody")
+	require.NoError(t, err)
+	uid, err := strconv.Atoi(nobody.Uid)
+	require.NoError(t, err)
+	require.NoError(t, os.Chown(filepath.Join(in.Base, "logs"), uid, -1))
+	a, err = in.Account()
+	require.NoError(t, err)
+	assert.Equal(t, "nobody", a.Name)
+	assert.Equal(t, uint32(uid), a.UID)
+	in.User, in.Group = "root", "nogroup"
+	a, err = in.Account()
+	require.NoError(t, err)
+	assert.Equal(t, uint32(0), a.UID, "User wins")
+	g, err := user.LookupGroup("nogroup")
+	require.NoError(t, err)
+	assert.Equal(t, g.Gid, strconv.Itoa(int(a.GID)))
+	in.User = "no-such-user-nettune"
+	_, err = in.Account()
+	require.ErrorContains(t, err, `tomcatconf: user "no-such-user-nettune"`)
 }
