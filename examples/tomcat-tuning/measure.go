@@ -193,21 +193,9 @@ func applySteps(ctx context.Context, w io.Writer, s *study, steps []tuning.Step)
 	if s.inst == nil {
 		return fmt.Errorf("-apply needs a Tomcat instance (install tomcat10 + tomcat10-examples, or set -catalina-home/-catalina-base): %v", s.instErr)
 	}
-	if err := os.MkdirAll(filepath.Dir(s.o.journal), 0o755); err != nil {
-		return err
-	}
-	j, err := tuning.CreateJournal(s.o.journal)
-	if errors.Is(err, tuning.ErrPendingJournal) {
-		return fmt.Errorf("%w: a previous run was interrupted; run with -revert -journal %s first", err, s.o.journal)
-	}
-	if err != nil {
-		return err
-	}
-	defer j.Close()
-	rev, closeNIC := reverters(s.cpuHost)
-	defer closeNIC()
 	// A Tomcat that runs now is restarted as the user it runs as, and
-	// started again that way at the end.
+	// started again that way at the end. Checked before the journal is
+	// created: a refusal changes nothing.
 	jvms, err := s.inst.JVMs()
 	if err != nil {
 		return err
@@ -221,12 +209,29 @@ func applySteps(ctx context.Context, w io.Writer, s *study, steps []tuning.Step)
 	}
 	if len(jvms) == 1 {
 		s.wasRunning = true
-		if j := jvms[0]; j.User != "" && j.User != s.inst.User {
-			s.inst.User, s.inst.Group = j.User, ""
+		j := jvms[0]
+		who := firstNonEmpty(j.User, strconv.Itoa(j.UID))
+		if s.inst.User != "" && s.inst.User != who {
+			s.note("JVM %d runs as %s, not as %s: the study restarts it as %s, as it found it", j.PID, who, s.inst.User, who)
 		}
-		fmt.Fprintf(w, "Tomcat runs: JVM %d as %s; the study restarts it as %s and starts it again at the end\n",
-			jvms[0].PID, firstNonEmpty(jvms[0].User, strconv.Itoa(jvms[0].UID)), firstNonEmpty(s.inst.User, "the owner of its conf/"))
+		if s.inst.User != who {
+			s.inst.User, s.inst.Group = who, ""
+		}
+		fmt.Fprintf(w, "Tomcat runs: JVM %d as %s; the study restarts it as %s and starts it again at the end\n", j.PID, who, who)
 	}
+	if err := os.MkdirAll(filepath.Dir(s.o.journal), 0o755); err != nil {
+		return err
+	}
+	j, err := tuning.CreateJournal(s.o.journal)
+	if errors.Is(err, tuning.ErrPendingJournal) {
+		return fmt.Errorf("%w: a previous run was interrupted; run with -revert -journal %s first", err, s.o.journal)
+	}
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	rev, closeNIC := reverters(s.cpuHost)
+	defer closeNIC()
 	// The study restarts Tomcat with the tuned files; a run that is killed
 	// leaves that JVM up. This record lets -revert stop it, and start
 	// Tomcat again if it ran before, once the files are back.

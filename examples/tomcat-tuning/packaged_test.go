@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -214,4 +215,35 @@ func TestPlanPackaged(t *testing.T) {
 	assertGone(t, pid)
 	assert.Regexp(t, `measuring a temporary copy of /var/lib/tomcat10 at http://127\.0\.0\.1:\d+/`, out)
 	assert.Empty(t, jvmsOf(t, in))
+}
+
+// TestApplyRefusesTwoJVMs: two JVMs of one base (stand-ins whose command
+// line holds its -Dcatalina.base) make -apply refuse before it creates
+// the journal or changes anything; neither is touched.
+func TestApplyRefusesTwoJVMs(t *testing.T) {
+	in, port, orig := tomcatBase(t)
+	var pids []int
+	for range 2 {
+		cmd := exec.Command("sh", "-c", `while :; do sleep 0.05; done`, "-Dcatalina.base="+in.Base)
+		require.NoError(t, cmd.Start())
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+		pids = append(pids, cmd.Process.Pid)
+	}
+	require.Eventually(t, func() bool { return len(jvmsOf(t, in)) == 2 }, 10*time.Second, 10*time.Millisecond)
+	journal := filepath.Join(t.TempDir(), "study.journal")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := runProgram(t, ctx, "-apply", "-cpu-method", "affinity", "-catalina-home", in.Home, "-catalina-base", in.Base,
+		"-port", strconv.Itoa(port), "-journal", journal, "-steps", "access-log")
+	require.Error(t, err)
+	assert.Contains(t, out, fmt.Sprintf("2 JVMs run with -Dcatalina.base=%s (PIDs %d, %d): stop all but one before -apply", in.Base, pids[0], pids[1]))
+	assert.NoFileExists(t, journal)
+	got, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	assert.Equal(t, orig, got)
+	for _, pid := range pids {
+		assert.True(t, running(pid), "JVM %d untouched", pid)
+	}
 }
