@@ -288,8 +288,9 @@ type StartResult struct {
 
 // Start starts the instance's JVM as Account (setuid/setgid, which needs
 // root unless this process is that user) and returns its PID, refusing
-// (ErrRunning) when a JVM of Base already runs and (ErrStart) when another
-// process listens on a Connector's port of server.xml.
+// (ErrRunning) when a JVM of Base already runs or is being launched
+// (Launches), and (ErrStart) when another process listens on a
+// Connector's port of server.xml.
 //
 // By default it runs RunCommand (or `catalina.sh run`) in Base as a child
 // in a new session, so a JVM that is kept outlives this program, with its
@@ -300,8 +301,9 @@ type StartResult struct {
 //
 // The open-files limit (NoFile) is raised while still privileged and
 // inherited: soft and hard to NoFile when allowed (a hard limit above the
-// current one needs CAP_SYS_RESOURCE), else the soft limit to the hard one;
-// StartResult.NoFile says what the JVM got. With a ReadyURL, Start polls it
+// current one needs CAP_SYS_RESOURCE), else the soft limit to NoFile or
+// the hard limit, whichever is lower; StartResult.NoFile says what the JVM
+// got, read from /proc/PID/limits. With a ReadyURL, Start polls it
 // until it answers, the JVM exits, or ReadyTimeout passes.
 //
 // A failure is compatible with errors.Is(err, ErrStart) and includes what
@@ -321,6 +323,9 @@ func (in *Instance) Start(ctx context.Context, opts *StartOptions) (StartResult,
 	}
 	if len(jvms) > 0 {
 		return StartResult{}, fmt.Errorf("%w: PID %s (user %s) has -Dcatalina.base=%s", ErrRunning, pidList(jvms), jvms[0].User, in.Base)
+	}
+	if pending, err := in.pendingLaunches(); err == nil && len(pending) > 0 {
+		return StartResult{}, fmt.Errorf("%w: PID %d, launched by Start for %s, has not exec'd its JVM yet (StopAll waits for it)", ErrRunning, pending[0], in.Base)
 	}
 	acct, err := in.Account()
 	if err != nil {

@@ -301,6 +301,9 @@ func TestStopAllWaitsForLaunch(t *testing.T) {
 	jvms, err := in.JVMs()
 	require.NoError(t, err)
 	assert.Empty(t, jvms, "not a JVM yet")
+	_, err = in.Start(context.Background(), nil)
+	require.ErrorIs(t, err, tomcatconf.ErrRunning, "no second launch beside a pending one")
+	assert.Contains(t, err.Error(), "has not exec'd its JVM yet")
 
 	type result struct {
 		res []tomcatconf.StopResult
