@@ -39,16 +39,28 @@
 //
 // # Tomcat instance
 //
-// An Instance runs Home/bin/catalina.sh through a Runner (ExecRunner by
-// default), as `/bin/sh -c 'ulimit -n N; exec catalina.sh start'` with
-// CATALINA_HOME, CATALINA_BASE, CATALINA_PID and CATALINA_OUT set, reads
-// the JVM's PID from CATALINA_PID and checks it in /proc/PID/cmdline
-// (-Dcatalina.base=Base) before trusting or signalling it. Start polls a
-// URL until it answers; a failed start returns ErrStart with the SEVERE
-// records and the last lines of Base/logs/catalina.out. Stop uses
-// `catalina.sh stop` only when server.xml enables the shutdown port
-// (Debian ships <Server port="-1">), otherwise SIGTERM to the PID, then
-// SIGKILL, each bounded, and reports which one worked.
+// An Instance is run the way its installation runs it. Start runs a
+// foreground command — the systemd unit's ExecStart= when UseService
+// applied one (Debian's tomcat10: /bin/sh tomcat-start.sh), else
+// `catalina.sh run` — as the instance's user (the unit's User=, else the
+// owner of Base/conf), in its own session, under a raised open-files
+// limit set before privileges are dropped, its output appended to
+// Base/logs/catalina.out by a shell running as that user. The command execs
+// the JVM, so the child's PID is the JVM's: no PID file is needed (Debian's
+// CATALINA_BASE has no temp/ for one). Daemon keeps upstream's
+// `catalina.sh start` with CATALINA_PID through a Runner. JVMs, PID, Stop
+// and StopAll find JVMs in /proc by -Dcatalina.base=Base (seen from the
+// process's own root, so a container's instance is not this one), and
+// Launches by the LaunchEnv variable Start sets, before the JVM exists.
+// Start refuses a second JVM of a base and a taken Connector port, polls
+// a URL until it answers, and stops whatever it launched when it fails,
+// returning ErrStart with the SEVERE records and the last lines this start
+// wrote to catalina.out. Stop uses `catalina.sh stop` only when server.xml
+// enables the shutdown port (Debian ships <Server port="-1">), otherwise
+// SIGTERM to the PID, then SIGKILL, each bounded, and reports which one
+// worked. ReadServiceFile reads a unit (/etc/systemd/system over
+// /lib/systemd/system, with drop-ins) for User=, Group=, Environment=,
+// EnvironmentFile= and ExecStart=.
 //
 // # Thread census
 //
@@ -66,8 +78,9 @@
 //
 // Reading needs read access to server.xml (Debian ships it root:tomcat
 // 0640). Writing it keeps its mode and owner, which needs root for a
-// root-owned file. Starting Tomcat needs write access to Base/logs, temp
-// and work; raising the open-files limit above the hard limit needs
+// root-owned file. Starting Tomcat as another user needs root; that user
+// needs write access to Base/logs and the work and temp directories;
+// raising the open-files limit above the hard limit needs
 // CAP_SYS_RESOURCE (without it the JVM gets the hard limit, reported in
 // StartResult.NoFile). Stopping needs the JVM's user or root. The census
 // reads /proc/PID/task, which any user may read; jcmd must run as the

@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -31,6 +33,9 @@ const (
 	DefaultReadyTimeout = 90 * time.Second
 	// DefaultStopTimeout bounds each way of stopping before the next.
 	DefaultStopTimeout = 30 * time.Second
+	// execTimeout bounds the wait for a started command to become the
+	// JVM (its command line to hold -Dcatalina.base).
+	execTimeout = 30 * time.Second
 )
 
 var (
@@ -38,8 +43,8 @@ var (
 	ErrNotRunning = errors.New("tomcatconf: tomcat is not running")
 	// ErrRunning: Start found a JVM of this instance already running.
 	ErrRunning = errors.New("tomcatconf: tomcat is already running")
-	// ErrStart: catalina.sh start failed, the JVM died, or it did not
-	// answer in time. The error holds the tail of catalina.out.
+	// ErrStart: the JVM could not be started, died, or did not answer in
+	// time. The error holds what the JVM wrote to catalina.out meanwhile.
 	ErrStart = errors.New("tomcatconf: tomcat failed to start")
 )
 
@@ -49,6 +54,9 @@ type Command struct {
 	Args []string // arguments after Path
 	Env  []string // the complete environment
 	Dir  string
+	// As runs the command as this user (its UID, GID and supplementary
+	// groups, which needs root). Default nil: as this process.
+	As *Account
 }
 
 // String returns the command line, for messages.
@@ -63,11 +71,18 @@ type Runner interface {
 // ExecRunner runs commands with os/exec.
 type ExecRunner struct{}
 
-// Run runs cmd and returns its combined output; a failure names the
-// command and includes the output.
+// Run runs cmd (as cmd.As, when set) and returns its combined output; a
+// failure names the command and includes the output.
 func (ExecRunner) Run(ctx context.Context, c Command) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, c.Path, c.Args...)
 	cmd.Env, cmd.Dir = c.Env, c.Dir
+	if c.As != nil {
+		cred, err := c.As.credential()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c, err)
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return out, fmt.Errorf("%s: %w: %s", c, err, bytes.TrimSpace(out))
@@ -77,24 +92,61 @@ func (ExecRunner) Run(ctx context.Context, c Command) ([]byte, error) {
 
 // Instance is one Tomcat installation: the binaries in Home
 // (CATALINA_HOME) and the configuration, webapps and logs in Base
-// (CATALINA_BASE).
+// (CATALINA_BASE), and how it is run: as which user, with which
+// environment and command.
+//
+// Start runs the JVM as User (Account says who that is) with a PID this
+// program holds: by default as a child in its own session, through
+// RunCommand (a foreground command such as `catalina.sh run`, which execs
+// the JVM, so the child's PID is the JVM's), as systemd runs Debian's
+// tomcat10 unit. Stop, PID and JVMs find JVMs in /proc by
+// -Dcatalina.base=Base, so they also work for a JVM started elsewhere and
+// need no PID file.
 type Instance struct {
-	Home    string
-	Base    string
-	PIDFile string   // CATALINA_PID; default Base/temp/catalina.pid
+	Home string
+	Base string
+	// User and Group are the account the JVM runs as, like a unit's User=
+	// and Group=. Default "": the owner of Base/conf (see Account).
+	User, Group string
+	// RunCommand is the foreground command Start runs in Base as User; it
+	// must end by exec'ing the JVM. Debian's unit runs
+	// ["/bin/sh", "/usr/libexec/tomcat10/tomcat-start.sh"]. Default nil:
+	// Home/bin/catalina.sh run.
+	RunCommand []string
+	// Service is the systemd unit whose settings UseService applied, ""
+	// when none: the instance is then run as that unit runs it.
+	Service string
+	// Daemon starts the JVM with `catalina.sh start` and CATALINA_PID
+	// through Runner, as upstream's startup.sh does, instead of as a held
+	// child. Default false.
+	Daemon  bool
+	PIDFile string   // CATALINA_PID with Daemon; default Base/temp/catalina.pid
 	NoFile  uint64   // open-files limit for the JVM; default DefaultNoFile
 	Env     []string // extra environment (JAVA_OPTS, CATALINA_OPTS, JAVA_HOME), added to the process's
-	Runner  Runner   // default ExecRunner
+	// Runner runs catalina.sh start (Daemon) and catalina.sh stop.
+	// Default: ExecRunner.
+	Runner Runner
 	// Root is the host root holding /proc, where the JVM is looked up.
 	// Default: "" (this host, "/").
 	Root string
 }
 
+// child is a process Start launched and reaps: a goroutine waits for it,
+// so that it does not linger as a zombie once it exits.
+type child struct {
+	pid    int
+	done   chan struct{}
+	err    error        // Wait's, once done is closed
+	stderr bytes.Buffer // the wrapper shell's own errors, before its output goes to catalina.out
+}
+
 // FindInstance returns the instance named by $CATALINA_HOME and
 // $CATALINA_BASE, or else Debian's (DefaultHome, DefaultBase), checking
 // that Home/bin/catalina.sh and Base/conf/server.xml exist under root
-// ("" or "/" for this host; a mounted image otherwise). It needs no
-// privileges.
+// ("" or "/" for this host; a mounted image otherwise). When the systemd
+// unit DefaultService runs that CATALINA_BASE, the instance is set up to
+// run as the unit does (UseService). It needs read access to the unit
+// file and no other privileges.
 func FindInstance(root string) (*Instance, error) {
 	host, err := hostRoot(root)
 	if err != nil {
@@ -116,14 +168,54 @@ func FindInstance(root string) (*Instance, error) {
 			return nil, fmt.Errorf("%w: no Tomcat instance: %s is missing (set CATALINA_HOME and CATALINA_BASE)", ErrNotFound, p)
 		}
 	}
+	sf, err := ReadServiceFile(root, DefaultService)
+	switch {
+	case errors.Is(err, ErrNotFound):
+	case err != nil:
+		return nil, err
+	default:
+		if _, err := in.UseService(sf); err != nil {
+			return nil, err
+		}
+	}
 	return in, nil
+}
+
+// UseService sets in up to run as the systemd unit sf runs it — as its
+// User= and Group=, with its environment (Environment=, then the files
+// of EnvironmentFile=, read under in.Root) before in.Env, and its
+// ExecStart= as RunCommand — when the unit's CATALINA_BASE (or, unset,
+// its CATALINA_HOME) is in.Base; it reports whether it did. It reads the
+// environment files only.
+func (in *Instance) UseService(sf *ServiceFile) (bool, error) {
+	host, err := hostRoot(in.Root)
+	if err != nil {
+		return false, err
+	}
+	env, err := sf.Env(in.Root)
+	if err != nil {
+		return false, err
+	}
+	base := ""
+	for _, kv := range env {
+		if k, v, _ := strings.Cut(kv, "="); k == "CATALINA_BASE" || (k == "CATALINA_HOME" && base == "") {
+			base = v
+		}
+	}
+	if base == "" || filepath.Clean(host.Path(base)) != filepath.Clean(in.Base) {
+		return false, nil
+	}
+	in.User, in.Group = sf.User, sf.Group
+	in.RunCommand = append([]string(nil), sf.ExecStart...)
+	in.Env = append(env, in.Env...)
+	in.Service = sf.Name
+	return true, nil
 }
 
 // ServerXML returns Base/conf/server.xml.
 func (in *Instance) ServerXML() string { return filepath.Join(in.Base, "conf", "server.xml") }
 
-// CatalinaOut returns Base/logs/catalina.out, where catalina.sh start
-// sends the JVM's output.
+// CatalinaOut returns Base/logs/catalina.out, where the JVM's output goes.
 func (in *Instance) CatalinaOut() string { return filepath.Join(in.Base, "logs", "catalina.out") }
 
 func (in *Instance) catalinaSh() string { return filepath.Join(in.Home, "bin", "catalina.sh") }
@@ -142,19 +234,43 @@ func (in *Instance) runner() Runner {
 	return ExecRunner{}
 }
 
+// env is the environment of catalina.sh start and stop. CATALINA_PID is
+// set with Daemon only: catalina.sh stop aborts when it names no file.
 func (in *Instance) env() []string {
 	env := append(os.Environ(), in.Env...)
-	return append(env,
+	env = append(env,
 		"CATALINA_HOME="+in.Home,
 		"CATALINA_BASE="+in.Base,
-		"CATALINA_PID="+in.pidFile(),
 		"CATALINA_OUT="+in.CatalinaOut())
+	if in.Daemon {
+		env = append(env, "CATALINA_PID="+in.pidFile())
+	}
+	return env
+}
+
+// runEnv is the environment of the foreground command run as a: this
+// process's, without its CATALINA_ locations and login variables, then
+// a's login variables (as systemd sets them for User=), in.Env and the
+// instance's locations.
+func (in *Instance) runEnv(a Account) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "CATALINA_HOME", "CATALINA_BASE", "CATALINA_PID", "CATALINA_OUT", "CATALINA_TMPDIR",
+			"HOME", "USER", "LOGNAME", "SHELL":
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "HOME="+a.Home, "USER="+a.Name, "LOGNAME="+a.Name, "SHELL="+a.Shell)
+	env = append(env, in.Env...)
+	return append(env, "CATALINA_HOME="+in.Home, "CATALINA_BASE="+in.Base)
 }
 
 // StartOptions tune Start. A nil *StartOptions means the defaults.
 type StartOptions struct {
 	// ReadyURL is polled until it answers with a status below 400.
-	// Default: "" (return once catalina.sh has started the JVM).
+	// Default: "" (return once the JVM runs).
 	ReadyURL string
 	// ReadyTimeout bounds that wait. Default: DefaultReadyTimeout.
 	ReadyTimeout time.Duration
@@ -163,19 +279,36 @@ type StartOptions struct {
 // StartResult says what Start did.
 type StartResult struct {
 	PID     int
+	User    string        // the account the JVM runs as
 	NoFile  uint64        // the JVM's soft open-files limit, read from /proc/PID/limits; 0 when unreadable
 	Ready   time.Duration // from the start command to the first good answer from ReadyURL
 	Command string        // the command that ran
+	Log     string        // where the JVM's output goes
 }
 
-// Start starts the instance with `catalina.sh start` (run by /bin/sh
-// after `ulimit -n NoFile`; when the hard limit is lower and cannot be
-// raised, the hard limit is used, and StartResult.NoFile says what the JVM
-// got), reads the JVM's PID from CATALINA_PID and, with a ReadyURL, polls
-// it until it answers, the JVM exits, or ReadyTimeout passes. A failure is
-// compatible with errors.Is(err, ErrStart) and includes the tail of
-// catalina.out; a JVM that started but did not become ready is stopped.
-// It needs write access to Base/logs, Base/temp and Base/work.
+// Start starts the instance's JVM as Account (setuid/setgid, which needs
+// root unless this process is that user) and returns its PID, refusing
+// (ErrRunning) when a JVM of Base already runs or is being launched
+// (Launches), and (ErrStart) when another process listens on a
+// Connector's port of server.xml.
+//
+// By default it runs RunCommand (or `catalina.sh run`) in Base as a child
+// in a new session, so a JVM that is kept outlives this program, with its
+// output appended to Base/logs/catalina.out, which the command opens as the
+// JVM's user (the file is never created by root). With Daemon, it runs
+// `catalina.sh start` with CATALINA_PID instead, and a JVM that started
+// but whose PID was not written is found in /proc and stopped.
+//
+// The open-files limit (NoFile) is raised while still privileged and
+// inherited: soft and hard to NoFile when allowed (a hard limit above the
+// current one needs CAP_SYS_RESOURCE), else the soft limit to NoFile or
+// the hard limit, whichever is lower; StartResult.NoFile says what the JVM
+// got, read from /proc/PID/limits. With a ReadyURL, Start polls it
+// until it answers, the JVM exits, or ReadyTimeout passes.
+//
+// A failure is compatible with errors.Is(err, ErrStart) and includes what
+// the JVM wrote to catalina.out during this start; every process Start
+// launched is stopped before it returns the error.
 func (in *Instance) Start(ctx context.Context, opts *StartOptions) (StartResult, error) {
 	var o StartOptions
 	if opts != nil {
@@ -184,32 +317,44 @@ func (in *Instance) Start(ctx context.Context, opts *StartOptions) (StartResult,
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = DefaultReadyTimeout
 	}
-	if pid, err := in.PID(); err == nil {
-		return StartResult{}, fmt.Errorf("%w: PID %d (%s)", ErrRunning, pid, in.pidFile())
+	jvms, err := in.JVMs()
+	if err != nil {
+		return StartResult{}, err
 	}
-	// A stale PID file makes catalina.sh refuse to start.
-	if err := os.Remove(in.pidFile()); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return StartResult{}, fmt.Errorf("tomcatconf: remove stale %s: %w", in.pidFile(), err)
+	if len(jvms) > 0 {
+		return StartResult{}, fmt.Errorf("%w: PID %s (user %s) has -Dcatalina.base=%s", ErrRunning, pidList(jvms), jvms[0].User, in.Base)
+	}
+	if pending, err := in.pendingLaunches(); err == nil && len(pending) > 0 {
+		return StartResult{}, fmt.Errorf("%w: PID %d, launched by Start for %s, has not exec'd its JVM yet (StopAll waits for it)", ErrRunning, pending[0], in.Base)
+	}
+	acct, err := in.Account()
+	if err != nil {
+		return StartResult{}, fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	if _, err := acct.credential(); err != nil {
+		return StartResult{}, fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	if err := in.checkPorts(); err != nil {
+		return StartResult{}, fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	var logOff int64
+	if fi, err := os.Stat(in.CatalinaOut()); err == nil {
+		logOff = fi.Size()
 	}
 	nofile := in.NoFile
 	if nofile == 0 {
 		nofile = DefaultNoFile
 	}
-	cmd := Command{
-		Path: "/bin/sh",
-		Args: []string{"-c", `ulimit -n "$1" 2>/dev/null || ulimit -n "$(ulimit -H -n)"; exec "$2" start`,
-			"sh", strconv.FormatUint(nofile, 10), in.catalinaSh()},
-		Env: in.env(),
-		Dir: in.Base,
-	}
-	res := StartResult{Command: fmt.Sprintf("ulimit -n %d && %s start", nofile, in.catalinaSh())}
+	res := StartResult{User: acct.Name, Log: in.CatalinaOut()}
 	t0 := time.Now()
-	if _, err := in.runner().Run(ctx, cmd); err != nil {
-		return res, in.startError(fmt.Errorf("catalina.sh start: %w", err))
+	var pid int
+	if in.Daemon {
+		pid, err = in.startDaemon(ctx, acct, nofile, &res)
+	} else {
+		pid, err = in.startChild(ctx, acct, nofile, &res)
 	}
-	pid, err := in.startedPID(ctx)
 	if err != nil {
-		return res, in.startError(err)
+		return res, in.startError(err, logOff)
 	}
 	res.PID = pid
 	if n, err := in.openFilesLimit(pid); err == nil {
@@ -219,19 +364,196 @@ func (in *Instance) Start(ctx context.Context, opts *StartOptions) (StartResult,
 		return res, nil
 	}
 	if err := in.waitReady(ctx, pid, o.ReadyURL, o.ReadyTimeout); err != nil {
-		if _, serr := in.Stop(context.WithoutCancel(ctx), nil); serr != nil && !errors.Is(serr, ErrNotRunning) {
+		if serr := in.stopLaunched(pid); serr != nil {
 			err = fmt.Errorf("%w (and stopping it: %v)", err, serr)
 		}
-		return res, in.startError(err)
+		return res, in.startError(err, logOff)
 	}
 	res.Ready = time.Since(t0)
 	return res, nil
 }
 
-func (in *Instance) startError(err error) error {
+// startChild runs the foreground command as a and waits until the child
+// has exec'd the JVM.
+func (in *Instance) startChild(ctx context.Context, a Account, nofile uint64, res *StartResult) (int, error) {
+	cred, err := a.credential()
+	if err != nil {
+		return 0, err
+	}
+	argv := in.RunCommand
+	if len(argv) == 0 {
+		argv = []string{in.catalinaSh(), "run"}
+	}
+	// The shell runs as the JVM's user: it opens the log, so the log is
+	// that user's, then execs the command, which execs the JVM.
+	cmd := exec.Command("/bin/sh", append([]string{"-c", `exec >>"$1" 2>&1 || exit 126; shift; exec "$@"`, "sh", in.CatalinaOut()}, argv...)...)
+	cmd.Dir = in.Base
+	cmd.Env = append(in.runEnv(a), LaunchEnv+"="+filepath.Clean(in.Base))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: cred}
+	ch := &child{done: make(chan struct{})}
+	cmd.Stderr = &ch.stderr
+	res.Command = fmt.Sprintf("%s (as %s, ulimit -n %d, output >> %s)", strings.Join(argv, " "), a.Name, nofile, in.CatalinaOut())
+	if err := withOpenFiles(nofile, cmd.Start); err != nil {
+		return 0, fmt.Errorf("start %s: %w", strings.Join(argv, " "), err)
+	}
+	ch.pid = cmd.Process.Pid
+	go func() {
+		ch.err = cmd.Wait()
+		close(ch.done)
+	}()
+
+	deadline := time.NewTimer(execTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if in.alive(ch.pid) {
+			return ch.pid, nil
+		}
+		select {
+		case <-ch.done:
+			return 0, fmt.Errorf("%s exited before it became the JVM: %v %s", strings.Join(argv, " "), ch.err, bytes.TrimSpace(ch.stderr.Bytes()))
+		case <-ctx.Done():
+			return 0, errors.Join(fmt.Errorf("waiting for %s to exec the JVM: %w", strings.Join(argv, " "), context.Cause(ctx)), in.stopLaunched(ch.pid))
+		case <-deadline.C:
+			return 0, errors.Join(fmt.Errorf("%s did not exec a JVM with -Dcatalina.base=%s within %s", strings.Join(argv, " "), in.Base, execTimeout), in.stopLaunched(ch.pid))
+		case <-tick.C:
+		}
+	}
+}
+
+// startDaemon runs catalina.sh start as a and returns the PID it wrote to
+// CATALINA_PID; JVMs it left without a PID are stopped.
+func (in *Instance) startDaemon(ctx context.Context, a Account, nofile uint64, res *StartResult) (int, error) {
+	// A stale PID file makes catalina.sh refuse to start.
+	if err := os.Remove(in.pidFile()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0, fmt.Errorf("remove stale %s: %w", in.pidFile(), err)
+	}
+	cmd := Command{
+		Path: "/bin/sh",
+		Args: []string{"-c", `ulimit -n "$1" 2>/dev/null || ulimit -n "$(ulimit -H -n)"; exec "$2" start`,
+			"sh", strconv.FormatUint(nofile, 10), in.catalinaSh()},
+		Env: append(in.env(), LaunchEnv+"="+filepath.Clean(in.Base)),
+		Dir: in.Base,
+		As:  &a,
+	}
+	res.Command = fmt.Sprintf("ulimit -n %d && %s start (as %s)", nofile, in.catalinaSh(), a.Name)
+	var out []byte
+	err := withOpenFiles(nofile, func() error {
+		var err error
+		out, err = in.runner().Run(ctx, cmd)
+		return err
+	})
+	if err != nil {
+		return 0, errors.Join(fmt.Errorf("catalina.sh start: %w", err), in.stopAll())
+	}
+	pid, err := in.startedPID(ctx, out)
+	if err != nil {
+		return 0, errors.Join(err, in.stopAll())
+	}
+	return pid, nil
+}
+
+// stopAll stops every JVM of Base: after a failed catalina.sh start,
+// which Start only runs when none ran before, they are what it launched.
+func (in *Instance) stopAll() error {
+	jvms, err := in.JVMs()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, j := range jvms {
+		errs = append(errs, in.stopLaunched(j.PID))
+	}
+	return errors.Join(errs...)
+}
+
+// stopLaunched ends a process Start launched: SIGTERM, a bounded wait,
+// then SIGKILL, to its whole process group when it leads one (a child in
+// its own session), and waits until it is gone.
+func (in *Instance) stopLaunched(pid int) error {
+	target := pid
+	if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid {
+		target = -pid
+	}
+	ctx := context.Background()
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		if err := syscall.Kill(target, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("tomcatconf: %v to %d: %w", sig, target, err)
+		}
+		if in.waitGone(ctx, pid, DefaultStopTimeout) {
+			return nil
+		}
+	}
+	return fmt.Errorf("tomcatconf: process %d still runs %s after SIGKILL", pid, DefaultStopTimeout)
+}
+
+// rlimitMu serialises the changes withOpenFiles makes to this process's
+// limit.
+var rlimitMu sync.Mutex
+
+// withOpenFiles runs start (which starts a child) with this process's
+// RLIMIT_NOFILE raised to n, so the child inherits it from its first
+// instruction, then restores the limit. Soft and hard go to n when the
+// kernel allows (a hard limit above the current one needs
+// CAP_SYS_RESOURCE); else the soft limit goes to min(n, hard).
+func withOpenFiles(n uint64, start func() error) error {
+	rlimitMu.Lock()
+	defer rlimitMu.Unlock()
+	var prev syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &prev); err != nil {
+		return fmt.Errorf("read the open-files limit: %w", err)
+	}
+	want := syscall.Rlimit{Cur: n, Max: max(n, prev.Max)}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &want); err != nil {
+		want = syscall.Rlimit{Cur: min(n, prev.Max), Max: prev.Max}
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &want); err != nil {
+			return fmt.Errorf("set the open-files limit to %d: %w", want.Cur, err)
+		}
+	}
+	err := start()
+	if rerr := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &prev); rerr != nil && err == nil {
+		err = fmt.Errorf("restore this process's open-files limit %d/%d: %w", prev.Cur, prev.Max, rerr)
+	}
+	return err
+}
+
+// checkPorts returns an error naming the first Connector port of
+// server.xml that another process holds, found by binding it for a moment.
+// An unreadable server.xml is left for Tomcat to report.
+func (in *Instance) checkPorts() error {
+	if host, err := hostRoot(in.Root); err != nil || !host.IsHost() {
+		return nil
+	}
+	c, err := Load(in.ServerXML())
+	if err != nil {
+		return nil
+	}
+	for _, cn := range c.Connectors() {
+		if p, err := strconv.Atoi(cn.Port); err != nil || p <= 0 {
+			continue
+		}
+		l, err := net.Listen("tcp", ":"+cn.Port)
+		if err != nil {
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return fmt.Errorf("port %s of Connector %s (%s:%d) is taken by another process: %w", cn.Port, cn.Name(), in.ServerXML(), cn.Line, err)
+			}
+			continue
+		}
+		if err := l.Close(); err != nil {
+			return fmt.Errorf("port %s: %w", cn.Port, err)
+		}
+	}
+	return nil
+}
+
+func (in *Instance) startError(err error, logOff int64) error {
 	data, rerr := os.ReadFile(in.CatalinaOut())
 	if rerr != nil {
 		return fmt.Errorf("%w: %w (no catalina.out: %v)", ErrStart, err, rerr)
+	}
+	if logOff > 0 && logOff <= int64(len(data)) {
+		data = data[logOff:]
 	}
 	first := severe(string(data), 5)
 	if first != "" {
@@ -309,20 +631,33 @@ func (in *Instance) waitReady(ctx context.Context, pid int, url string, timeout 
 // to CATALINA_PID to become this instance's JVM: catalina.sh records the PID
 // of a background shell that only then execs java, so on a loaded machine
 // the first look can still see the shell. A process that is gone ends the
-// wait at once.
-func (in *Instance) startedPID(ctx context.Context) (int, error) {
+// wait at once. When there is no PID file (catalina.sh could not write it,
+// and still exits 0), a JVM of Base that appears in /proc ends the wait
+// with an error naming it, for the caller to stop.
+func (in *Instance) startedPID(ctx context.Context, out []byte) (int, error) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		pid, err := in.PID()
-		if err == nil {
-			return pid, nil
+		p, perr := in.pidFromFile()
+		switch {
+		case perr == nil && in.alive(p):
+			return p, nil
+		case perr == nil && !in.exists(p):
+			return 0, fmt.Errorf("PID %d from %s is not this instance's JVM (it is gone)", p, in.pidFile())
+		case perr != nil:
+			if jvms, err := in.JVMs(); err == nil && len(jvms) > 0 {
+				return 0, fmt.Errorf("catalina.sh start wrote no PID to %s (%v; its output: %s), though JVM %s with -Dcatalina.base=%s started",
+					in.pidFile(), perr, bytes.TrimSpace(out), pidList(jvms), in.Base)
+			}
 		}
-		if p, perr := in.pidFromFile(); perr != nil || !in.exists(p) || time.Now().After(deadline) {
-			return 0, err
+		if time.Now().After(deadline) {
+			if perr != nil {
+				return 0, fmt.Errorf("no JVM after catalina.sh start: %s: %w (its output: %s)", in.pidFile(), perr, bytes.TrimSpace(out))
+			}
+			return 0, fmt.Errorf("PID %d from %s is not this instance's JVM", p, in.pidFile())
 		}
 		select {
 		case <-ctx.Done():
-			return 0, err
+			return 0, fmt.Errorf("waiting for the JVM of catalina.sh start: %w", context.Cause(ctx))
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -334,61 +669,11 @@ func (in *Instance) pidFromFile() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return strconv.Atoi(strings.TrimSpace(string(data)))
-}
-
-// exists reports whether a process pid exists and is not a zombie.
-func (in *Instance) exists(pid int) bool {
-	host, err := hostRoot(in.Root)
-	if err != nil {
-		return false
-	}
-	stat, err := os.ReadFile(host.Proc(strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	return i >= 0 && i+2 < len(stat) && stat[i+2] != 'Z' && stat[i+2] != 'X'
-}
-
-// PID returns the PID in CATALINA_PID if that process is this instance's
-// JVM (its command line holds -Dcatalina.base=Base), or an error
-// compatible with errors.Is(err, ErrNotRunning). It reads /proc/PID.
-func (in *Instance) PID() (int, error) {
-	data, err := os.ReadFile(in.pidFile())
-	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrNotRunning, err)
-	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
 	if err != nil || pid <= 0 {
-		return 0, fmt.Errorf("%w: %s holds %q, want a PID", ErrNotRunning, in.pidFile(), bytes.TrimSpace(data))
-	}
-	if !in.alive(pid) {
-		return 0, fmt.Errorf("%w: PID %d from %s is not this instance's JVM", ErrNotRunning, pid, in.pidFile())
+		return 0, fmt.Errorf("%s holds %q: want a PID", in.pidFile(), bytes.TrimSpace(data))
 	}
 	return pid, nil
-}
-
-// alive reports whether pid runs (not a zombie) and is this instance's JVM,
-// so a recycled PID is never signalled.
-func (in *Instance) alive(pid int) bool {
-	if !in.exists(pid) {
-		return false
-	}
-	host, err := hostRoot(in.Root)
-	if err != nil {
-		return false
-	}
-	cmdline, err := os.ReadFile(host.Proc(strconv.Itoa(pid), "cmdline"))
-	if err != nil {
-		return false
-	}
-	for _, arg := range bytes.Split(cmdline, []byte{0}) {
-		if string(arg) == "-Dcatalina.base="+in.Base {
-			return true
-		}
-	}
-	return false
 }
 
 func (in *Instance) openFilesLimit(pid int) (uint64, error) {
@@ -421,6 +706,120 @@ func parseOpenFiles(data []byte) (uint64, error) {
 	return 0, fmt.Errorf("no \"Max open files\" line")
 }
 
+// StopAll stops every JVM of Base (JVMs) with Stop, after waiting, up to
+// the Timeout, for the processes Start launched for Base that have not
+// exec'd their JVM yet (Launches; left by a program killed during a
+// start): those still not a JVM by then are killed with SIGKILL, with
+// their process group when they lead one. It returns how each JVM was
+// stopped; no JVM is not an error. It needs root, or the JVMs' user.
+func (in *Instance) StopAll(ctx context.Context, opts *StopOptions) ([]StopResult, error) {
+	var o StopOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultStopTimeout
+	}
+	var pending []int
+	in.poll(ctx, o.Timeout, func() bool {
+		var err error
+		pending, err = in.pendingLaunches()
+		return err != nil || len(pending) == 0
+	})
+	for _, pid := range pending {
+		target := pid
+		if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid {
+			target = -pid
+		}
+		if err := syscall.Kill(target, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return nil, fmt.Errorf("tomcatconf: SIGKILL to launch %d of %s, not a JVM after %s: %w", pid, in.Base, o.Timeout, err)
+		}
+	}
+	jvms, err := in.JVMs()
+	if err != nil {
+		return nil, err
+	}
+	var res []StopResult
+	for _, j := range jvms {
+		o.PID = j.PID
+		r, err := in.Stop(ctx, &o)
+		if err != nil && !errors.Is(err, ErrNotRunning) {
+			return res, err
+		}
+		if err == nil {
+			res = append(res, r)
+		}
+	}
+	return res, nil
+}
+
+// LaunchEnv is the environment variable Start sets, to Base, for the
+// command it launches. Inherited through the start scripts into the JVM,
+// it marks a launch in /proc/PID/environ before the JVM's command line
+// shows -Dcatalina.base.
+const LaunchEnv = "NETTUNE_CATALINA_BASE"
+
+// Launches lists, by PID, the running processes Start (of this or
+// another program) launched for this instance: those whose environment
+// holds LaunchEnv=Base and whose parent's does not (a JVM's or a script's
+// child is not a launch). Each is the JVM, or a start script that has not
+// exec'd it yet. Reading another user's /proc/PID/environ needs root; a
+// process whose environment cannot be read is left out.
+func (in *Instance) Launches() ([]int, error) {
+	host, err := hostRoot(in.Root)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(host.Proc())
+	if err != nil {
+		return nil, fmt.Errorf("tomcatconf: list processes: %w", err)
+	}
+	mark := []byte(LaunchEnv + "=" + filepath.Clean(in.Base))
+	parent := map[int]int{}
+	var marked []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 0 {
+			continue
+		}
+		env, err := os.ReadFile(host.Proc(e.Name(), "environ"))
+		if err != nil || !in.exists(pid) || !in.sameBase(host, pid) {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if bytes.Equal(kv, mark) {
+				marked = append(marked, pid)
+				if status, err := os.ReadFile(host.Proc(e.Name(), "status")); err == nil {
+					parent[pid] = statusID(status, "PPid:")
+				}
+				break
+			}
+		}
+	}
+	var pids []int
+	for _, p := range marked {
+		if _, child := parent[parent[p]]; !child {
+			pids = append(pids, p)
+		}
+	}
+	return pids, nil
+}
+
+// pendingLaunches returns the Launches that are not JVMs of Base.
+func (in *Instance) pendingLaunches() ([]int, error) {
+	pids, err := in.Launches()
+	if err != nil {
+		return nil, err
+	}
+	var pending []int
+	for _, p := range pids {
+		if !in.alive(p) {
+			pending = append(pending, p)
+		}
+	}
+	return pending, nil
+}
+
 // StopMethod says how Stop stopped the JVM.
 type StopMethod string
 
@@ -435,6 +834,9 @@ const (
 type StopOptions struct {
 	// Timeout bounds each way of stopping. Default: DefaultStopTimeout.
 	Timeout time.Duration
+	// PID is the JVM to stop, one of JVMs(). Default 0: the instance's
+	// only JVM (PID).
+	PID int
 }
 
 // StopResult says how the JVM was stopped.
@@ -444,12 +846,15 @@ type StopResult struct {
 	Took   time.Duration
 }
 
-// Stop stops the JVM: with `catalina.sh stop` when server.xml enables the
+// Stop stops the instance's JVM, found in /proc (PID, or StopOptions.PID),
+// whoever started it: with `catalina.sh stop` when server.xml enables the
 // shutdown port (Debian ships <Server port="-1">, which disables it), else
 // or when that does not end it in time, with SIGTERM to the PID, and with
 // SIGKILL as a last resort; each way waits up to Timeout. It returns the
-// way that worked. No running JVM is an error compatible with
-// errors.Is(err, ErrNotRunning). Signalling needs the JVM's user or root.
+// way that worked, and removes a CATALINA_PID file that names the JVM. No
+// running JVM is an error compatible with errors.Is(err, ErrNotRunning);
+// several, without StopOptions.PID, ErrAmbiguous. Signalling needs the
+// JVM's user or root.
 //
 // When ctx ends while Stop waits, it stops waiting and does not escalate:
 // the error wraps ctx's error and says what was sent (pass
@@ -462,22 +867,33 @@ func (in *Instance) Stop(ctx context.Context, opts *StopOptions) (StopResult, er
 	if o.Timeout == 0 {
 		o.Timeout = DefaultStopTimeout
 	}
-	pid, err := in.PID()
-	if err != nil {
-		return StopResult{}, err
+	pid := o.PID
+	if pid == 0 {
+		var err error
+		if pid, err = in.PID(); err != nil {
+			return StopResult{}, err
+		}
+	} else if !in.alive(pid) {
+		return StopResult{}, fmt.Errorf("%w: PID %d is not a JVM with -Dcatalina.base=%s", ErrNotRunning, pid, in.Base)
 	}
 	res := StopResult{PID: pid}
 	t0 := time.Now()
 	done := func(m StopMethod) (StopResult, error) {
 		res.Method, res.Took = m, time.Since(t0)
-		if err := os.Remove(in.pidFile()); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return res, fmt.Errorf("tomcatconf: stopped PID %d but cannot remove %s: %w", pid, in.pidFile(), err)
+		if p, err := in.pidFromFile(); err == nil && p == pid {
+			if err := os.Remove(in.pidFile()); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return res, fmt.Errorf("tomcatconf: stopped PID %d but cannot remove %s: %w", pid, in.pidFile(), err)
+			}
 		}
 		return res, nil
 	}
 	if in.shutdownPortEnabled() {
 		cctx, cancel := context.WithTimeout(ctx, o.Timeout)
-		_, err := in.runner().Run(cctx, Command{Path: in.catalinaSh(), Args: []string{"stop"}, Env: in.env(), Dir: in.Base})
+		var as *Account
+		if a, err := in.Account(); err == nil {
+			as = &a
+		}
+		_, err := in.runner().Run(cctx, Command{Path: in.catalinaSh(), Args: []string{"stop"}, Env: in.env(), Dir: in.Base, As: as})
 		cancel()
 		if err == nil && in.waitExit(ctx, pid, o.Timeout) {
 			return done(StopShutdownPort)
@@ -516,19 +932,30 @@ func (in *Instance) shutdownPortEnabled() bool {
 	return err == nil && n > 0
 }
 
-// waitExit polls /proc until pid is gone, ctx ends or timeout passes.
+// waitExit polls /proc until pid is no longer this instance's JVM, ctx
+// ends or timeout passes.
 func (in *Instance) waitExit(ctx context.Context, pid int, timeout time.Duration) bool {
+	return in.poll(ctx, timeout, func() bool { return !in.alive(pid) })
+}
+
+// waitGone polls /proc until pid is gone (or a zombie), ctx ends or
+// timeout passes.
+func (in *Instance) waitGone(ctx context.Context, pid int, timeout time.Duration) bool {
+	return in.poll(ctx, timeout, func() bool { return !in.exists(pid) })
+}
+
+func (in *Instance) poll(ctx context.Context, timeout time.Duration, done func() bool) bool {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if !in.alive(pid) {
+		if done() {
 			return true
 		}
 		select {
 		case <-ctx.Done():
-			return !in.alive(pid)
+			return done()
 		case <-tick.C:
 		}
 	}

@@ -3,6 +3,7 @@ package tomcatconf_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -38,14 +39,24 @@ func fakeBase(t *testing.T) *tomcatconf.Instance {
 	for i := 1; i <= 30; i++ {
 		out.WriteString("catalina.out line " + strconv.Itoa(i) + "\n")
 	}
-	out.WriteString("SEVERE: Failed to initialize connector [Connector[HTTP/1.1-8080]]\n")
 	require.NoError(t, os.WriteFile(filepath.Join(base, "logs", "catalina.out"), []byte(out.String()), 0o644))
 	return &tomcatconf.Instance{Home: "/nonexistent/tomcat", Base: base, NoFile: 4096}
 }
 
+// TestStartFailureShowsCatalinaOut: a failed catalina.sh start (Daemon)
+// reports what the JVM wrote to catalina.out during this start — its
+// SEVERE records and last lines — and not the lines of earlier runs.
 func TestStartFailureShowsCatalinaOut(t *testing.T) {
 	in := fakeBase(t)
+	in.Daemon = true
 	r := &fakeRunner{fn: func(tomcatconf.Command) ([]byte, error) {
+		f, err := os.OpenFile(in.CatalinaOut(), os.O_APPEND|os.O_WRONLY, 0)
+		require.NoError(t, err)
+		fmt.Fprintln(f, "SEVERE: Failed to initialize connector [Connector[HTTP/1.1-8080]]")
+		for i := 31; i <= 60; i++ {
+			fmt.Fprintf(f, "catalina.out line %d\n", i)
+		}
+		require.NoError(t, f.Close())
 		return []byte("Cannot find /nonexistent/tomcat/bin/catalina.sh"), errors.New("exit status 127")
 	}}
 	in.Runner = r
@@ -53,8 +64,9 @@ func TestStartFailureShowsCatalinaOut(t *testing.T) {
 	require.ErrorIs(t, err, tomcatconf.ErrStart)
 	msg := err.Error()
 	assert.Contains(t, msg, "SEVERE: Failed to initialize connector")
-	assert.Contains(t, msg, "catalina.out line 30")
-	assert.NotContains(t, msg, "catalina.out line 10\n", "only the tail")
+	assert.Contains(t, msg, "catalina.out line 60")
+	assert.NotContains(t, msg, "catalina.out line 35\n", "only the tail")
+	assert.NotContains(t, msg, "catalina.out line 30\n", "not an earlier run's lines")
 	require.Len(t, r.cmds, 1)
 	c := r.cmds[0]
 	assert.Equal(t, "/bin/sh", c.Path)
@@ -62,10 +74,13 @@ func TestStartFailureShowsCatalinaOut(t *testing.T) {
 	assert.Equal(t, []string{"4096", "/nonexistent/tomcat/bin/catalina.sh"}, c.Args[3:])
 	assert.Contains(t, c.Env, "CATALINA_BASE="+in.Base)
 	assert.Contains(t, c.Env, "CATALINA_PID="+filepath.Join(in.Base, "temp", "catalina.pid"))
+	require.NotNil(t, c.As, "catalina.sh start runs as the instance's user")
+	assert.Equal(t, uint32(os.Geteuid()), c.As.UID, "the owner of Base/conf")
 }
 
 func TestStartPIDNotOurJVM(t *testing.T) {
 	in := fakeBase(t)
+	in.Daemon = true
 	in.Runner = &fakeRunner{fn: func(tomcatconf.Command) ([]byte, error) {
 		// catalina.sh "started" something that is not this instance's JVM:
 		// this test process. Start must not adopt it, Stop must not signal it.

@@ -5,7 +5,6 @@ package tomcatconf_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -37,12 +36,14 @@ func newBase(t *testing.T) *tomcatconf.Instance {
 	base := testutil.DebianTomcatBase(t)
 	in := &tomcatconf.Instance{Home: tomcatconf.DefaultHome, Base: base}
 	t.Cleanup(func() {
-		res, err := in.Stop(context.Background(), nil)
-		if err != nil && !errors.Is(err, tomcatconf.ErrNotRunning) {
+		stopped, err := in.StopAll(context.Background(), nil)
+		if err != nil {
 			t.Errorf("cleanup: stop Tomcat: %v", err)
-		} else if err == nil {
+		}
+		for _, res := range stopped {
 			t.Logf("cleanup: stopped JVM %d with %s", res.PID, res.Method)
 		}
+		requireNoJVM(t, in)
 	})
 	return in
 }
@@ -242,32 +243,4 @@ func TestIntegrationTomcat(t *testing.T) {
 		require.NoError(t, err)
 		assert.Empty(t, data, "enabled=\"false\": %s has no lines", f)
 	}
-}
-
-// TestIntegrationTomcatStartFailure: a server.xml Tomcat cannot use (its
-// Connector's port taken) makes the JVM fail; Start reports it with the
-// tail of catalina.out and leaves no JVM behind.
-func TestIntegrationTomcatStartFailure(t *testing.T) {
-	in := newBase(t)
-	port := freePort(t)
-	l, err := net.Listen("tcp", ":"+strconv.Itoa(port))
-	require.NoError(t, err)
-	defer l.Close()
-	c, err := tomcatconf.Load(in.ServerXML())
-	require.NoError(t, err)
-	// bindOnInit and throwOnFailure make Tomcat exit when it cannot bind.
-	_, err = c.SetConnector(tomcatconf.ConnectorQuery{Port: "8080"}, []tomcatconf.Attr{
-		{Name: "port", Value: strconv.Itoa(port)}, {Name: "throwOnFailure", Value: "true"}}, nil)
-	require.NoError(t, err)
-	_, err = c.Save(nil)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	_, err = in.Start(ctx, &tomcatconf.StartOptions{ReadyURL: fmt.Sprintf("http://127.0.0.1:%d%s", port, helloPath), ReadyTimeout: 90 * time.Second})
-	require.ErrorIs(t, err, tomcatconf.ErrStart)
-	t.Logf("start error: %v", err)
-	assert.Contains(t, err.Error(), "catalina.out")
-	assert.Contains(t, err.Error(), "Address already in use")
-	_, err = in.PID()
-	require.ErrorIs(t, err, tomcatconf.ErrNotRunning)
 }

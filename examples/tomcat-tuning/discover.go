@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -161,8 +162,19 @@ func (s *study) findTomcat() error {
 		s.port = o.port
 		return nil
 	}
+	if o.home != "" || o.base != "" {
+		// Debian's unit runs the base named by flags too.
+		sf, err := tomcatconf.ReadServiceFile(o.root, tomcatconf.DefaultService)
+		if err == nil {
+			_, err = s.inst.UseService(sf)
+		}
+		if err != nil && !errors.Is(err, tomcatconf.ErrNotFound) {
+			return err
+		}
+	}
 	xml := s.serverXML()
 	fmt.Fprintf(s.w, "CATALINA_HOME %s\nCATALINA_BASE %s\nserver.xml    %s\n", s.inst.Home, s.inst.Base, xml)
+	s.printTomcatRun()
 	cfg, err := tomcatconf.Load(xml)
 	if err != nil {
 		// Debian's /etc/tomcat10 is root:tomcat 0640: plan on without it.
@@ -193,6 +205,42 @@ func (s *study) findTomcat() error {
 	}
 	fmt.Fprintf(s.w, "tuning the Connector on port %s\n", s.port)
 	return nil
+}
+
+// printTomcatRun prints how the study runs Tomcat (the user, the command,
+// the systemd unit it copies) and the JVMs of the base that run now.
+func (s *study) printTomcatRun() {
+	in := s.inst
+	who := in.User
+	if who == "" {
+		who = "the owner of " + filepath.Join(in.Base, "conf")
+		if a, err := in.Account(); err == nil {
+			who = a.Name + " (" + who + ")"
+		}
+	}
+	how := strings.Join(in.RunCommand, " ")
+	if how == "" {
+		how = filepath.Join(in.Home, "bin", "catalina.sh") + " run"
+	}
+	fmt.Fprintf(s.w, "runs as       %s: %s", who, how)
+	if in.Service != "" {
+		fmt.Fprintf(s.w, " (as the %s unit does)", in.Service)
+	}
+	fmt.Fprintln(s.w)
+	if !s.live {
+		return
+	}
+	jvms, err := in.JVMs()
+	switch {
+	case err != nil:
+		fmt.Fprintf(s.w, "running JVMs: %v\n", err)
+	case len(jvms) == 0:
+		fmt.Fprintln(s.w, "not running")
+	default:
+		for _, j := range jvms {
+			fmt.Fprintf(s.w, "running       JVM %d as %s\n", j.PID, firstNonEmpty(j.User, strconv.Itoa(j.UID)))
+		}
+	}
 }
 
 // serverXML is the path of server.xml as this process opens it

@@ -33,8 +33,9 @@
 // (temp file, fsync, rename), /sys/devices/system/cpu/cpuN/online
 // (hotplug), the NIC's channel counts (ETHTOOL_SCHANNELS); the JVM's and
 // this process's CPU affinity (sched_setaffinity, not journaled: the JVM
-// is restarted and this process restores its own); Tomcat is stopped and
-// started with catalina.sh under a raised RLIMIT_NOFILE.
+// is restarted and this process restores its own); Tomcat is stopped by
+// PID and started as its installation runs it (Debian's tomcat10 unit: its
+// start script as user tomcat) under a raised RLIMIT_NOFILE.
 //
 // # Privileges
 //

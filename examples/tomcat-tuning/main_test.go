@@ -239,8 +239,11 @@ func tomcatBase(t *testing.T) (*tomcatconf.Instance, int, []byte) {
 	require.NoError(t, err)
 	in := &tomcatconf.Instance{Home: tomcatconf.DefaultHome, Base: base}
 	t.Cleanup(func() {
-		if _, err := in.Stop(context.Background(), nil); err != nil && !errors.Is(err, tomcatconf.ErrNotRunning) {
+		if _, err := in.StopAll(context.Background(), nil); err != nil {
 			t.Errorf("cleanup: stop Tomcat: %v", err)
+		}
+		if jvms, err := in.JVMs(); err != nil || len(jvms) > 0 {
+			t.Errorf("cleanup: JVMs of %s left: %v %v", in.Base, jvms, err)
 		}
 	})
 	return in, port, orig

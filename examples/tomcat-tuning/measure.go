@@ -107,8 +107,15 @@ func (s *study) baselineTarget(ctx context.Context) (string, func(), error) {
 func answers(u string) bool { return http2xx(u, 2*time.Second) }
 
 // tempTomcat copies the instance's conf and webapps into a temporary
-// CATALINA_BASE, moves its Connector to a free port and starts it.
+// CATALINA_BASE owned by the instance's user, moves its Connector to a
+// free port and starts it as that user, the way the instance runs (its
+// command and environment): never as root where the instance runs as
+// another user.
 func (s *study) tempTomcat(ctx context.Context) (string, func(), error) {
+	acct, err := s.inst.Account()
+	if err != nil {
+		return "", nil, err
+	}
 	dir, err := os.MkdirTemp("", "tomcat-tuning-base-")
 	if err != nil {
 		return "", nil, err
@@ -142,17 +149,36 @@ func (s *study) tempTomcat(ctx context.Context) (string, func(), error) {
 	if _, err := cfg.Save(nil); err != nil {
 		return fail(err)
 	}
-	in := &tomcatconf.Instance{Home: s.inst.Home, Base: dir}
+	if int(acct.UID) != os.Geteuid() {
+		if err := chownTree(dir, int(acct.UID), int(acct.GID)); err != nil {
+			return fail(fmt.Errorf("give the temporary copy to %s: %w", acct.Name, err))
+		}
+	}
+	in := &tomcatconf.Instance{Home: s.inst.Home, Base: dir, User: acct.Name, Group: s.inst.Group,
+		RunCommand: s.inst.RunCommand, Env: s.inst.Env}
 	u := fmt.Sprintf("http://127.0.0.1:%d%s", port, loadgen.HelloWorldPath)
-	if _, err := in.Start(ctx, &tomcatconf.StartOptions{ReadyURL: u}); err != nil {
+	res, err := in.Start(ctx, &tomcatconf.StartOptions{ReadyURL: u})
+	if err != nil {
 		return fail(err)
 	}
+	fmt.Fprintf(s.w, "started the temporary copy %s: JVM %d as %s\n", dir, res.PID, res.User)
 	return u, func() {
 		if _, err := in.Stop(context.Background(), nil); err != nil {
 			fmt.Fprintf(s.w, "stop the temporary Tomcat: %v\n", err)
 		}
 		os.RemoveAll(dir)
 	}, nil
+}
+
+// chownTree gives dir and everything under it to uid:gid (links
+// themselves, not their targets).
+func chownTree(dir string, uid, gid int) error {
+	return filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	})
 }
 
 func freePort() (int, error) {
@@ -170,6 +196,32 @@ func applySteps(ctx context.Context, w io.Writer, s *study, steps []tuning.Step)
 	if s.inst == nil {
 		return fmt.Errorf("-apply needs a Tomcat instance (install tomcat10 + tomcat10-examples, or set -catalina-home/-catalina-base): %v", s.instErr)
 	}
+	// A Tomcat that runs now is restarted as the user it runs as, and
+	// started again that way at the end. Checked before the journal is
+	// created: a refusal changes nothing.
+	jvms, err := s.inst.JVMs()
+	if err != nil {
+		return err
+	}
+	if len(jvms) > 1 {
+		var pids []string
+		for _, j := range jvms {
+			pids = append(pids, strconv.Itoa(j.PID))
+		}
+		return fmt.Errorf("%d JVMs run with -Dcatalina.base=%s (PIDs %s): stop all but one before -apply", len(jvms), s.inst.Base, strings.Join(pids, ", "))
+	}
+	if len(jvms) == 1 {
+		s.wasRunning = true
+		j := jvms[0]
+		who := firstNonEmpty(j.User, strconv.Itoa(j.UID))
+		if s.inst.User != "" && s.inst.User != who {
+			s.note("JVM %d runs as %s, not as %s: the study restarts it as %s, as it found it", j.PID, who, s.inst.User, who)
+		}
+		if s.inst.User != who {
+			s.inst.User, s.inst.Group = who, ""
+		}
+		fmt.Fprintf(w, "Tomcat runs: JVM %d as %s; the study restarts it as %s and starts it again at the end\n", j.PID, who, who)
+	}
 	if err := os.MkdirAll(filepath.Dir(s.o.journal), 0o755); err != nil {
 		return err
 	}
@@ -183,15 +235,10 @@ func applySteps(ctx context.Context, w io.Writer, s *study, steps []tuning.Step)
 	defer j.Close()
 	rev, closeNIC := reverters(s.cpuHost)
 	defer closeNIC()
-	if _, err := s.inst.PID(); err == nil {
-		s.wasRunning = true
-	}
 	// The study restarts Tomcat with the tuned files; a run that is killed
 	// leaves that JVM up. This record lets -revert stop it, and start
 	// Tomcat again if it ran before, once the files are back.
-	undo, err := tuning.NewUndo(undoTomcat, tomcatUndo{Home: s.inst.Home, Base: s.inst.Base,
-		PIDFile: s.inst.PIDFile, Env: s.inst.Env, NoFile: s.inst.NoFile,
-		WasRunning: s.wasRunning, ReadyURL: s.url})
+	undo, err := tuning.NewUndo(undoTomcat, newTomcatUndo(s.inst, s.wasRunning, s.url))
 	if err != nil {
 		return err
 	}
@@ -310,16 +357,21 @@ func writeOutputs(o options, cmp loadgen.StepComparison, results []tuning.StepRe
 }
 
 // finishTomcat stops the JVM the study started and, when Tomcat was
-// running before, starts it again with the (reverted or kept) files.
+// running before, starts it again with the (reverted or kept) files, as
+// the user it ran as, and waits until it answers.
 func (s *study) finishTomcat(ctx context.Context) error {
-	if _, err := s.inst.Stop(ctx, nil); err != nil && !errors.Is(err, tomcatconf.ErrNotRunning) {
+	if err := stopAllJVMs(ctx, s.inst); err != nil {
 		return err
 	}
 	if !s.wasRunning {
 		return nil
 	}
-	_, err := s.inst.Start(ctx, &tomcatconf.StartOptions{ReadyURL: s.url})
-	return err
+	res, err := s.inst.Start(ctx, &tomcatconf.StartOptions{ReadyURL: s.url})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.w, "Tomcat started again as found: JVM %d as %s, answering %s\n", res.PID, res.User, s.url)
+	return nil
 }
 
 // restart stops and starts Tomcat under the raised open-files limit and,
@@ -334,7 +386,7 @@ func (s *study) restart(ctx context.Context) error {
 		return err
 	}
 	s.jvmPID = res.PID
-	fmt.Fprintf(s.w, "restarted Tomcat: JVM %d, ready in %s, open files %d", res.PID, res.Ready.Round(time.Millisecond), res.NoFile)
+	fmt.Fprintf(s.w, "restarted Tomcat: JVM %d as %s, ready in %s, open files %d", res.PID, res.User, res.Ready.Round(time.Millisecond), res.NoFile)
 	if res.NoFile < tuning.DefaultOpenFiles {
 		fmt.Fprintf(s.w, " (asked %d: the hard limit caps it)", tuning.DefaultOpenFiles)
 	}

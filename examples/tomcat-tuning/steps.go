@@ -48,12 +48,18 @@ const undoTomcat = "tomcat-instance"
 // stepTomcat is the journal's step name for the undoTomcat record.
 const stepTomcat = "tomcat"
 
-// tomcatUndo is the instance the study restarts and whether it ran
-// before: reverting stops the JVM the study left and, if Tomcat was
-// running, starts it again.
+// tomcatUndo is the instance the study restarts, how it runs (its user,
+// command, environment) and whether it ran before: reverting stops the JVM
+// the study left, found in /proc, and, if Tomcat was running, starts it
+// again the same way.
 type tomcatUndo struct {
 	Home       string   `json:"home"`
 	Base       string   `json:"base"`
+	User       string   `json:"user,omitempty"`
+	Group      string   `json:"group,omitempty"`
+	RunCommand []string `json:"run_command,omitempty"`
+	Service    string   `json:"service,omitempty"`
+	Daemon     bool     `json:"daemon,omitempty"`
 	PIDFile    string   `json:"pid_file,omitempty"`
 	Env        []string `json:"env,omitempty"`
 	NoFile     uint64   `json:"nofile,omitempty"`
@@ -61,12 +67,23 @@ type tomcatUndo struct {
 	ReadyURL   string   `json:"ready_url,omitempty"`
 }
 
-func (u tomcatUndo) instance() *tomcatconf.Instance {
-	return &tomcatconf.Instance{Home: u.Home, Base: u.Base, PIDFile: u.PIDFile, Env: u.Env, NoFile: u.NoFile}
+func newTomcatUndo(in *tomcatconf.Instance, wasRunning bool, readyURL string) tomcatUndo {
+	return tomcatUndo{Home: in.Home, Base: in.Base, User: in.User, Group: in.Group,
+		RunCommand: in.RunCommand, Service: in.Service, Daemon: in.Daemon, PIDFile: in.PIDFile,
+		Env: in.Env, NoFile: in.NoFile, WasRunning: wasRunning, ReadyURL: readyURL}
 }
 
-// revertTomcat stops the JVM of the recorded instance, if one runs, and
-// starts Tomcat again if it ran before the study.
+func (u tomcatUndo) instance() *tomcatconf.Instance {
+	return &tomcatconf.Instance{Home: u.Home, Base: u.Base, User: u.User, Group: u.Group,
+		RunCommand: u.RunCommand, Service: u.Service, Daemon: u.Daemon, PIDFile: u.PIDFile,
+		Env: u.Env, NoFile: u.NoFile}
+}
+
+// revertTomcat stops every JVM of the recorded instance (the one the
+// study left; they are found in /proc, so a killed run's JVM is too, even
+// one still being launched) and
+// starts Tomcat again, as the recorded user and command, if it ran before
+// the study.
 func revertTomcat(ctx context.Context, data json.RawMessage) error {
 	var u tomcatUndo
 	if err := json.Unmarshal(data, &u); err != nil {
@@ -76,13 +93,20 @@ func revertTomcat(ctx context.Context, data json.RawMessage) error {
 		return fmt.Errorf("tomcat undo record %s: no home or base", data)
 	}
 	in := u.instance()
-	if _, err := in.Stop(ctx, nil); err != nil && !errors.Is(err, tomcatconf.ErrNotRunning) {
+	if err := stopAllJVMs(ctx, in); err != nil {
 		return err
 	}
 	if !u.WasRunning {
 		return nil
 	}
 	_, err := in.Start(ctx, &tomcatconf.StartOptions{ReadyURL: u.ReadyURL})
+	return err
+}
+
+// stopAllJVMs stops every JVM of in's base, also one that a killed run
+// had launched but not yet exec'd (Instance.StopAll).
+func stopAllJVMs(ctx context.Context, in *tomcatconf.Instance) error {
+	_, err := in.StopAll(ctx, nil)
 	return err
 }
 

@@ -12,9 +12,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -405,4 +408,168 @@ func LockPackagedTomcat(t testing.TB) {
 		t.Fatalf("packaged Tomcat lock: %v", err)
 	}
 	t.Cleanup(func() { f.Close() })
+}
+
+// RequirePackagedTomcat skips the test unless it runs as root with
+// Debian's tomcat10 and tomcat10-examples installed (its unit file, its
+// CATALINA_HOME and CATALINA_BASE, and the examples webapp); under CI
+// (CI=true) missing packages fail the test instead, since CI must install
+// them.
+func RequirePackagedTomcat(t testing.TB) {
+	t.Helper()
+	RequireRoot(t)
+	for _, p := range []string{
+		filepath.Join(debianTomcatHome, "bin", "catalina.sh"),
+		filepath.Join(debianTomcatBase, "conf", "server.xml"),
+		"/usr/share/tomcat10-examples/examples",
+		PackagedTomcatUnit,
+		PackagedTomcatStart,
+	} {
+		if _, err := os.Stat(p); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("CI must install tomcat10 and tomcat10-examples (.ci/setup): %v", err)
+			}
+			t.Skipf("skipped: Debian tomcat10 + tomcat10-examples not installed: %v", err)
+		}
+	}
+	if _, err := user.Lookup(PackagedTomcatUser); err != nil {
+		t.Fatalf("tomcat10 is installed but its user %q is missing: %v", PackagedTomcatUser, err)
+	}
+}
+
+// Debian's tomcat10 as its package runs it.
+const (
+	// PackagedTomcatUnit is the package's systemd unit file.
+	PackagedTomcatUnit = "/lib/systemd/system/tomcat10.service"
+	// PackagedTomcatStart is the script the unit's ExecStart= runs
+	// with /bin/sh; it ends in `exec catalina.sh run`.
+	PackagedTomcatStart = "/usr/libexec/tomcat10/tomcat-start.sh"
+	// PackagedTomcatUser is the unit's User= and Group=.
+	PackagedTomcatUser = "tomcat"
+	// PackagedTomcatURL is the examples' HelloWorld servlet on the
+	// package's Connector.
+	PackagedTomcatURL = "http://127.0.0.1:8080/examples/servlets/servlet/HelloWorldExample"
+)
+
+// packagedTomcatEnv is the unit's Environment= as Debian 12's tomcat10
+// ships it, written out here so that a test starts Tomcat the unit's way
+// without nettune's unit-file parser.
+var packagedTomcatEnv = []string{
+	"CATALINA_HOME=" + debianTomcatHome,
+	"CATALINA_BASE=" + debianTomcatBase,
+	"CATALINA_TMPDIR=/tmp",
+	"JAVA_OPTS=-Djava.awt.headless=true",
+}
+
+// StartPackagedTomcatAsUnit starts Debian's installed tomcat10 the way its
+// systemd unit does, without nettune: /bin/sh tomcat-start.sh as user
+// tomcat (setuid, setgid, its groups), with the unit's environment, in its
+// own session, no PID file; its output goes to a file in t.TempDir(). It
+// waits (at most 3 minutes) until PackagedTomcatURL answers 200 and
+// returns the PID, which is the JVM's (the script execs catalina.sh run,
+// which execs java). t.Cleanup stops the JVM if it still runs (SIGTERM,
+// then SIGKILL) and reaps it. Call LockPackagedTomcat first.
+func StartPackagedTomcatAsUnit(t testing.TB) int {
+	t.Helper()
+	u, err := user.Lookup(PackagedTomcatUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+	var groups []uint32
+	if ids, err := u.GroupIds(); err == nil {
+		for _, id := range ids {
+			if n, err := strconv.ParseUint(id, 10, 32); err == nil {
+				groups = append(groups, uint32(n))
+			}
+		}
+	}
+	out, err := os.CreateTemp(t.TempDir(), "tomcat10-unit-*.out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd := exec.Command("/bin/sh", PackagedTomcatStart)
+	cmd.Env = append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8",
+		"HOME=" + u.HomeDir, "USER=" + u.Username, "LOGNAME=" + u.Username}, packagedTomcatEnv...)
+	cmd.Dir = "/"
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true,
+		Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: groups}}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s as %s: %v", PackagedTomcatStart, u.Username, err)
+	}
+	pid := cmd.Process.Pid
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			<-done
+		}
+	})
+	client := &http.Client{Timeout: 5 * time.Second}
+	for deadline := time.Now().Add(3 * time.Minute); ; {
+		select {
+		case <-done:
+			log, _ := os.ReadFile(out.Name())
+			t.Fatalf("tomcat10 started the unit's way exited: %s", log)
+		default:
+		}
+		if resp, err := client.Get(PackagedTomcatURL); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return pid
+			}
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(out.Name())
+			t.Fatalf("tomcat10 started the unit's way (PID %d) did not answer %s within 3 minutes: %s", pid, PackagedTomcatURL, log)
+		}
+		time.Sleep(200 * time.Millisecond) // polling interval, bounded by the deadline
+	}
+}
+
+// RootOwnedFiles returns the files and directories under dirs (links
+// followed at the top only) that belong to root, for a test to compare
+// before and after it ran Tomcat: the package's folders
+// (/var/log/tomcat10, /var/cache/tomcat10) hold only the tomcat user's.
+func RootOwnedFiles(t testing.TB, dirs ...string) []string {
+	t.Helper()
+	var found []string
+	for _, d := range dirs {
+		top, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = filepath.WalkDir(top, func(p string, e os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			fi, err := e.Info()
+			if err != nil {
+				if os.IsNotExist(err) {
+					return nil // removed meanwhile (a rotated log)
+				}
+				return err
+			}
+			if fi.Sys().(*syscall.Stat_t).Uid == 0 && p != top {
+				found = append(found, p)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return found
 }
