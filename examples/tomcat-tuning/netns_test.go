@@ -138,7 +138,7 @@ func nsChannels(t *testing.T, netns, ifname string) (nic.Channels, error) {
 }
 
 // jvmsOf returns the PIDs of JVMs started with catalina.base = base.
-func jvmsOf(t *testing.T, base string) []int {
+func jvmPIDsOf(t *testing.T, base string) []int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc")
 	require.NoError(t, err)
@@ -189,7 +189,7 @@ func TestIntegrationStudyNICQueuesNetNS(t *testing.T) {
 	in, port, orig := tomcatBase(t)
 	n := newStudyNetNS(t)
 	t.Cleanup(func() {
-		assert.Empty(t, jvmsOf(t, in.Base), "a JVM of %s was left running", in.Base)
+		assert.Empty(t, jvmPIDsOf(t, in.Base), "a JVM of %s was left running", in.Base)
 		assert.Empty(t, workerProcs(t, bin), "a load worker was left running")
 	})
 	if _, err := exec.LookPath("ethtool"); err != nil {
@@ -280,7 +280,7 @@ poll:
 		kinds[e.Step] = true
 	}
 	assert.True(t, kinds[stepNICQueues], "the nic-queues change is journalled: %v", kinds)
-	assert.Empty(t, jvmsOf(t, in.Base), "no JVM left")
+	assert.Empty(t, jvmPIDsOf(t, in.Base), "no JVM left")
 	assert.Empty(t, workerProcs(t, bin), "no load worker left")
 }
 

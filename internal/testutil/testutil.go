@@ -355,8 +355,10 @@ const (
 // /etc/tomcat10 through /var/lib/tomcat10/conf, the ROOT webapp, the
 // examples context) into a new temporary CATALINA_BASE and returns it. It
 // needs root (/etc/tomcat10 is root:tomcat 0640) and the tomcat10 and
-// tomcat10-examples packages: without them the test is skipped, or fails
-// under CI, which must install them.
+// tomcat10-examples packages; the copy is owned as Debian's instance is
+// (conf root:tomcat, logs, temp, work and webapps tomcat), so Tomcat runs
+// from it as user tomcat. Without the packages the test is skipped, or
+// fails under CI, which must install them.
 func DebianTomcatBase(t testing.TB) string {
 	t.Helper()
 	RequireRoot(t)
@@ -386,7 +388,32 @@ func DebianTomcatBase(t testing.TB) string {
 			t.Fatalf("%v: %v: %s", c, err, out)
 		}
 	}
+	ownAsDebian(t, base)
 	return base
+}
+
+// ownAsDebian gives a copied CATALINA_BASE Debian's ownership: conf/
+// root:tomcat, the folders Tomcat writes owned by tomcat, and the path to
+// base traversable, so the copy runs as user tomcat as the packaged
+// instance does (tomcatconf runs an instance as the owner of logs/ when
+// root owns conf/), never as root.
+func ownAsDebian(t testing.TB, base string) {
+	t.Helper()
+	for _, c := range [][]string{
+		{"chgrp", "-R", "tomcat", filepath.Join(base, "conf")},
+		{"chown", "-R", "tomcat:tomcat", filepath.Join(base, "logs"), filepath.Join(base, "temp"),
+			filepath.Join(base, "work"), filepath.Join(base, "webapps")},
+	} {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v (Debian's tomcat10 package creates user tomcat): %v: %s", c, err, out)
+		}
+	}
+	// t.TempDir makes base and its parent 0700.
+	for _, d := range []string{base, filepath.Dir(base)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // packagedTomcatWait bounds the wait for the packaged-Tomcat lock: a
