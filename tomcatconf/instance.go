@@ -877,6 +877,10 @@ func (in *Instance) Stop(ctx context.Context, opts *StopOptions) (StopResult, er
 		return StopResult{}, fmt.Errorf("%w: PID %d is not a JVM with -Dcatalina.base=%s", ErrNotRunning, pid, in.Base)
 	}
 	res := StopResult{PID: pid}
+	started, err := in.startTime(pid)
+	if err != nil {
+		return res, fmt.Errorf("%w: JVM %d exited: %v", ErrNotRunning, pid, err)
+	}
 	t0 := time.Now()
 	done := func(m StopMethod) (StopResult, error) {
 		res.Method, res.Took = m, time.Since(t0)
@@ -895,14 +899,14 @@ func (in *Instance) Stop(ctx context.Context, opts *StopOptions) (StopResult, er
 		}
 		_, err := in.runner().Run(cctx, Command{Path: in.catalinaSh(), Args: []string{"stop"}, Env: in.env(), Dir: in.Base, As: as})
 		cancel()
-		if err == nil && in.waitExit(ctx, pid, o.Timeout) {
+		if err == nil && in.waitExit(ctx, pid, started, o.Timeout) {
 			return done(StopShutdownPort)
 		}
 	}
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return res, fmt.Errorf("tomcatconf: SIGTERM to JVM %d: %w", pid, err)
 	}
-	if in.waitExit(ctx, pid, o.Timeout) {
+	if in.waitExit(ctx, pid, started, o.Timeout) {
 		return done(StopSIGTERM)
 	}
 	if ctx.Err() != nil {
@@ -911,7 +915,7 @@ func (in *Instance) Stop(ctx context.Context, opts *StopOptions) (StopResult, er
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return res, fmt.Errorf("tomcatconf: SIGKILL to JVM %d: %w", pid, err)
 	}
-	if in.waitExit(ctx, pid, o.Timeout) {
+	if in.waitExit(ctx, pid, started, o.Timeout) {
 		return done(StopSIGKILL)
 	}
 	if ctx.Err() != nil {
@@ -932,10 +936,45 @@ func (in *Instance) shutdownPortEnabled() bool {
 	return err == nil && n > 0
 }
 
-// waitExit polls /proc until pid is no longer this instance's JVM, ctx
-// ends or timeout passes.
-func (in *Instance) waitExit(ctx context.Context, pid int, timeout time.Duration) bool {
-	return in.poll(ctx, timeout, func() bool { return !in.alive(pid) })
+// waitExit polls /proc until the process pid, identified as this
+// instance's JVM with the start time started, has exited (gone or a zombie), ctx
+// ends or timeout passes. It does not ask whether pid is still the JVM:
+// while a process exits, the kernel takes away its command line and its
+// root directory before the process is gone, so that question says "no"
+// too early. A PID reused by another process during the wait has another
+// start time and ends the wait.
+func (in *Instance) waitExit(ctx context.Context, pid int, started uint64, timeout time.Duration) bool {
+	return in.poll(ctx, timeout, func() bool {
+		if !in.exists(pid) {
+			return true
+		}
+		now, err := in.startTime(pid)
+		return err != nil || now != started
+	})
+}
+
+// startTime returns field 22 of /proc/PID/stat, the process's start time
+// in clock ticks since boot: with the PID it names one process for good.
+func (in *Instance) startTime(pid int) (uint64, error) {
+	host, err := hostRoot(in.Root)
+	if err != nil {
+		return 0, err
+	}
+	p := host.Proc(strconv.Itoa(pid), "stat")
+	stat, err := os.ReadFile(p)
+	if err != nil {
+		return 0, err
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("tomcatconf: %s: no \")\" after the command name", p)
+	}
+	// After ")": state is field 3, starttime field 22.
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 20 {
+		return 0, fmt.Errorf("tomcatconf: %s: %d fields after the command name, want 20 or more", p, len(f))
+	}
+	return strconv.ParseUint(f[19], 10, 64)
 }
 
 // waitGone polls /proc until pid is gone (or a zombie), ctx ends or
