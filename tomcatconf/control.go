@@ -71,7 +71,11 @@ func (in *Instance) DetectControl(ctx context.Context) (Control, string, error) 
 		return ControlProcess, "no systemd unit runs " + in.Base, nil
 	}
 	if !SystemdBooted(in.Root) {
-		return ControlProcess, fmt.Sprintf("systemd is not running (%v)", u.noSystemd()), nil
+		r, err := u.root()
+		if err != nil {
+			return "", "", err
+		}
+		return ControlProcess, fmt.Sprintf("systemd is not running: no %s", r.Path("run", "systemd", "system")), nil
 	}
 	st, err := u.State(ctx)
 	if err != nil {

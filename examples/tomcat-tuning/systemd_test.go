@@ -183,7 +183,7 @@ func journalOf(t *testing.T, c *nspawn.Container) []tuning.JournalEntry {
 
 // assertJournalUnit checks the journal's records: the tomcat record
 // controls the unit, and each drop-in step holds the drop-in as it was.
-func assertJournalUnit(t *testing.T, entries []tuning.JournalEntry) {
+func assertJournalUnit(t *testing.T, entries []tuning.JournalEntry, wasRunning bool) {
 	t.Helper()
 	steps := map[string]tuning.JournalEntry{}
 	for _, e := range entries {
@@ -195,7 +195,7 @@ func assertJournalUnit(t *testing.T, entries []tuning.JournalEntry) {
 	require.NoError(t, json.Unmarshal(steps["tomcat"].Undo[0].Data, &tu))
 	assert.Equal(t, "systemd", tu.Control)
 	assert.Equal(t, "tomcat10.service", tu.Service)
-	assert.True(t, tu.WasRunning)
+	assert.Equal(t, wasRunning, tu.WasRunning)
 	for _, name := range []string{"cpus", "open-files"} {
 		require.Contains(t, steps, name)
 		require.Len(t, steps[name].Undo, 1, name)
@@ -239,7 +239,7 @@ func TestIntegrationStudyUnderSystemd(t *testing.T) {
 	assert.Contains(t, s, "every change reverted")
 
 	entries := journalOf(t, c)
-	assertJournalUnit(t, entries)
+	assertJournalUnit(t, entries, true)
 	for _, e := range entries {
 		assert.True(t, e.Reverted, "%s reverted", e.Step)
 	}
@@ -293,7 +293,7 @@ func TestIntegrationStudyUnderSystemdKillThenRevert(t *testing.T) {
 	require.NoError(t, err, "the killed run left its drop-in")
 	assert.Equal(t, "# Written by nettune (tomcatconf.Unit.SetDropIn); RemoveDropIn deletes it.\n[Service]\nLimitNOFILE=20000\nCPUAffinity=0\n", string(b))
 	entries := journalOf(t, c)
-	assertJournalUnit(t, entries)
+	assertJournalUnit(t, entries, true)
 	for _, e := range entries {
 		assert.False(t, e.Reverted, "%s still pending after the kill", e.Step)
 	}
@@ -307,4 +307,40 @@ func TestIntegrationStudyUnderSystemdKillThenRevert(t *testing.T) {
 		assert.True(t, e.Reverted, "%s reverted", e.Step)
 	}
 	assertUnitAsFound(t, ctx, c, before, origXML)
+}
+
+// TestIntegrationStudyUnderSystemdStopped runs the study while the enabled
+// tomcat10.service is stopped: the study starts it through systemd and
+// stops it again at the end.
+func TestIntegrationStudyUnderSystemdStopped(t *testing.T) {
+	c, _ := containerStudy(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	_, err := c.Run(ctx, nil, "systemctl", "stop", "tomcat10.service")
+	require.NoError(t, err)
+	require.Equal(t, "inactive", unitShow(t, ctx, c)["ActiveState"])
+	origXML, err := os.ReadFile(filepath.Join(c.Root(), unitServerXML))
+	require.NoError(t, err)
+
+	out, err := c.Run(ctx, nil, append([]string{"/usr/local/bin/tomcat-tuning"}, unitStudyArgs...)...)
+	t.Logf("the study inside:\n%s", out)
+	require.NoError(t, err)
+	s := string(out)
+	assert.Contains(t, s, "controlled by systemd: tomcat10.service (tomcat10.service is inactive and enabled)")
+	assert.Contains(t, s, "tomcat10.service is inactive (enabled); the study starts it with systemctl and stops it at the end")
+	assert.Contains(t, s, "restarted Tomcat through systemd (systemctl restart tomcat10.service): MainPID ")
+	assert.NotContains(t, s, "Tomcat started again")
+	assertJournalUnit(t, journalOf(t, c), false)
+
+	st := unitShow(t, ctx, c)
+	assert.Equal(t, "inactive", st["ActiveState"], "left stopped, as found: %v", st)
+	assert.Equal(t, "0", st["MainPID"])
+	ps, err := c.Run(ctx, nil, "ps", "-eo", "args")
+	require.NoError(t, err)
+	assert.NotContains(t, string(ps), "-Dcatalina.base=/var/lib/tomcat10 ", "no JVM left")
+	_, err = os.Stat(filepath.Join(c.Root(), unitDropInDir, "nettune.conf"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	got, err := os.ReadFile(filepath.Join(c.Root(), unitServerXML))
+	require.NoError(t, err)
+	assert.Equal(t, string(origXML), string(got), "server.xml byte-identical")
 }
