@@ -41,8 +41,9 @@ func (in *Instance) Unit() *Unit {
 // an error). Otherwise the rule is: ControlSystemd when the instance has
 // a Service (UseService found the unit that runs its base), systemd is
 // the init system under Root (SystemdBooted), and that unit is loaded and
-// either not inactive or failed (active, activating, reloading,
-// deactivating) or enabled; ControlProcess in every other case — no
+// its ActiveState is neither inactive nor failed (active, activating,
+// reloading, deactivating), or it is enabled; ControlProcess in every
+// other case — no
 // unit, no systemd, or a unit that is stopped and would not start at
 // boot, so that a JVM started beside it fights nobody for the port. The
 // unit's state comes from `systemctl show`, which needs no privileges.
@@ -296,7 +297,10 @@ func parseDropIn(data []byte, path string) (DropIn, error) {
 		if l == "" || l[0] == '#' || l[0] == ';' || l == "[Service]" {
 			continue
 		}
-		k, v, _ := strings.Cut(l, "=")
+		k, v, ok := strings.Cut(l, "=")
+		if !ok {
+			return DropIn{}, fmt.Errorf("tomcatconf: drop-in %s line %d: %q: want KEY=VALUE", path, i+1, l)
+		}
 		switch k {
 		case "LimitNOFILE":
 			n, err := strconv.ParseUint(v, 10, 64)
@@ -305,11 +309,18 @@ func parseDropIn(data []byte, path string) (DropIn, error) {
 			}
 			d.LimitNOFILE = n
 		case "CPUAffinity":
+			if v == "" {
+				d.CPUAffinity = nil // an empty value resets it, as in systemd
+				continue
+			}
 			set, err := cpuset.ParseNamed(v, path)
 			if err != nil {
 				return DropIn{}, fmt.Errorf("tomcatconf: drop-in %s line %d: %w", path, i+1, err)
 			}
-			d.CPUAffinity = set.IDs()
+			d.CPUAffinity = nil
+			if !set.IsEmpty() {
+				d.CPUAffinity = set.IDs()
+			}
 		default:
 			return DropIn{}, fmt.Errorf("tomcatconf: drop-in %s line %d: %q: want [Service], LimitNOFILE= or CPUAffinity= (the file SetDropIn writes)", path, i+1, l)
 		}
