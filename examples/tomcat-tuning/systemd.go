@@ -207,3 +207,24 @@ func (s *study) checkUnit(ctx context.Context, jvms []tomcatconf.JVM) error {
 	}
 	return nil
 }
+
+// pendingUnit returns the unit of the journal's pending tomcat record when
+// the run controlled Tomcat through systemd, else "".
+func pendingUnit(path string) string {
+	entries, err := tuning.ReadJournal(path)
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		if e.Step != stepTomcat || e.Reverted {
+			continue
+		}
+		for _, u := range e.Undo {
+			var tu tomcatUndo
+			if u.Kind == undoTomcat && json.Unmarshal(u.Data, &tu) == nil && tu.Control == string(tomcatconf.ControlSystemd) {
+				return tu.Service
+			}
+		}
+	}
+	return ""
+}

@@ -303,6 +303,7 @@ func TestIntegrationStudyUnderSystemdKillThenRevert(t *testing.T) {
 	require.NoError(t, err)
 	assert.Regexp(t, `(?s)reverted access-log\nreverted open-files\nreverted cpus\nreverted tomcat\n`, string(out),
 		"the files and the drop-in first, then Tomcat through its unit")
+	assert.Contains(t, string(out), "(tomcat10.service stopped with systemctl, and started again with systemctl if it was active before the run)")
 	for _, e := range journalOf(t, c) {
 		assert.True(t, e.Reverted, "%s reverted", e.Step)
 	}
@@ -343,4 +344,36 @@ func TestIntegrationStudyUnderSystemdStopped(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(c.Root(), unitServerXML))
 	require.NoError(t, err)
 	assert.Equal(t, string(origXML), string(got), "server.xml byte-identical")
+}
+
+// TestIntegrationStudyUnderSystemdRefusesJVMBeside: a JVM of the base that
+// is not the unit's main process would fight the unit for the port: -apply
+// refuses before it creates the journal, and changes nothing.
+func TestIntegrationStudyUnderSystemdRefusesJVMBeside(t *testing.T) {
+	c, _ := containerStudy(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	_, err := c.Run(ctx, nil, "systemctl", "stop", "tomcat10.service")
+	require.NoError(t, err)
+	// A stand-in JVM: its command line holds -Dcatalina.base (sh's $0),
+	// run by systemd as a unit of its own, so it outlives nsenter.
+	out, err := c.Run(ctx, nil, "systemd-run", "--unit=beside", "--property=User=tomcat",
+		"/bin/sh", "-c", "while :; do sleep 0.05; done", "-Dcatalina.base=/var/lib/tomcat10")
+	require.NoError(t, err, "%s", out)
+	out, err = c.Run(ctx, nil, "systemctl", "show", "beside.service", "-p", "MainPID", "--value")
+	require.NoError(t, err)
+	beside := strings.TrimSpace(string(out))
+	require.NotEqual(t, "0", beside)
+
+	out, err = c.Run(ctx, nil, append([]string{"/usr/local/bin/tomcat-tuning"}, unitStudyArgs...)...)
+	t.Logf("the study inside:\n%s", out)
+	require.Error(t, err)
+	assert.Contains(t, string(out), "JVM "+beside+" (user tomcat) runs with -Dcatalina.base=/var/lib/tomcat10 beside tomcat10.service (MainPID 0): stop it before -apply")
+	_, err = os.Stat(filepath.Join(c.Root(), unitJournal))
+	assert.ErrorIs(t, err, os.ErrNotExist, "refused before the journal")
+	_, err = os.Stat(filepath.Join(c.Root(), unitDropInDir, "nettune.conf"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	assert.Equal(t, "inactive", unitShow(t, ctx, c)["ActiveState"], "the unit untouched")
+	_, err = os.Stat(filepath.Join(c.Root(), "proc", beside))
+	assert.NoError(t, err, "the other JVM untouched")
 }
