@@ -222,7 +222,9 @@ func (s *study) prepareCPUs(context.Context) (*tuning.Change, error) {
 }
 
 // prepareOpenFiles describes the open-files limit Tomcat is started with.
-// The limit is set on every start (Instance.NoFile), not on the host.
+// The limit is set on every start (Instance.NoFile), not on the host;
+// under systemd it is the unit's LimitNOFILE=, written to its runtime
+// drop-in.
 func (s *study) prepareOpenFiles(context.Context) (*tuning.Change, error) {
 	if s.systemd() {
 		return s.dropInChange(fmt.Sprintf("LimitNOFILE=%d for %s", tuning.DefaultOpenFiles, s.inst.Service),

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nettune/nettune/internal/cpuset"
@@ -122,37 +123,23 @@ func (s *study) dropInChange(what string, set func(*tomcatconf.DropIn)) (*tuning
 	}, nil
 }
 
+// dropInText is d's settings on one line ("LimitNOFILE=20000
+// CPUAffinity=0").
 func dropInText(d tomcatconf.DropIn) string {
 	b, err := d.Render()
 	if err != nil {
 		return err.Error()
 	}
-	var out []byte
-	for _, l := range splitLines(b) {
-		if len(l) > 0 && l[0] != '#' && l[0] != '[' {
-			if len(out) > 0 {
-				out = append(out, ' ')
-			}
-			out = append(out, l...)
+	var settings []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l != "" && l[0] != '#' && l[0] != '[' {
+			settings = append(settings, l)
 		}
 	}
-	if len(out) == 0 {
+	if len(settings) == 0 {
 		return "no setting"
 	}
-	return string(out)
-}
-
-func splitLines(b []byte) [][]byte {
-	var lines [][]byte
-	for len(b) > 0 {
-		i := slices.Index(b, '\n')
-		if i < 0 {
-			return append(lines, b)
-		}
-		lines = append(lines, b[:i])
-		b = b[i+1:]
-	}
-	return lines
+	return strings.Join(settings, " ")
 }
 
 // restartUnit restarts Tomcat through its unit: the drop-in's
