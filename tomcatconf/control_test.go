@@ -2,6 +2,7 @@ package tomcatconf_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -137,4 +138,26 @@ func TestReadDropIn(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, []byte("[Service]\nLimitNOFILE=lots\n"), 0o644))
 	_, _, err = u.ReadDropIn()
 	require.ErrorContains(t, err, `LimitNOFILE="lots": want a number`)
+}
+
+// TestInstanceStartThroughUnitFailureUndoes: a unit that fails to start
+// leaves the drop-in as it was (here: none) and the unit stopped, and the
+// error is ErrStart with the unit's journal.
+func TestInstanceStartThroughUnitFailureUndoes(t *testing.T) {
+	stopped := tomcatconf.UnitState{LoadState: "loaded", ActiveState: "inactive", SubState: "dead", UnitFileState: "enabled", Result: "exit-code"}
+	f := &fakeSystemd{states: []tomcatconf.UnitState{stopped}, journal: "tomcat10[77]: SEVERE: port 8080 in use\n",
+		fail: map[string]error{"start": errors.New("exit status 1")}}
+	root := systemdRoot(t)
+	in := &tomcatconf.Instance{Home: "/usr/share/tomcat10", Base: "/var/lib/tomcat10", Service: "tomcat10.service",
+		Root: root, Runner: f, NoFile: 65535}
+	res, err := in.Start(context.Background(), nil)
+	require.ErrorIs(t, err, tomcatconf.ErrStart)
+	assert.Contains(t, err.Error(), "SEVERE: port 8080 in use", "the unit's journal")
+	require.NotNil(t, res.DropIn)
+	assert.True(t, res.DropIn.Capped, "65535 capped to the manager's 20000")
+	assert.Equal(t, uint64(20000), res.DropIn.Written.LimitNOFILE)
+	assert.NoFileExists(t, filepath.Join(root, "run", "systemd", "system", "tomcat10.service.d", "nettune.conf"), "the drop-in is undone")
+	assert.NoDirExists(t, filepath.Join(root, "run", "systemd", "system", "tomcat10.service.d"))
+	assert.Equal(t, 2, f.count("systemctl daemon-reload"), "after writing and after removing")
+	assert.Equal(t, 1, f.count("systemctl stop tomcat10.service"), "the unit is stopped")
 }
