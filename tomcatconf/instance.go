@@ -101,7 +101,9 @@ func (ExecRunner) Run(ctx context.Context, c Command) ([]byte, error) {
 // the JVM, so the child's PID is the JVM's), as systemd runs Debian's
 // tomcat10 unit. Stop, PID and JVMs find JVMs in /proc by
 // -Dcatalina.base=Base, so they also work for a JVM started elsewhere and
-// need no PID file.
+// need no PID file. When a systemd unit runs the instance (Control,
+// DetectControl), Start, Stop, StopAll and Restart go through that unit
+// with systemctl instead, so systemd keeps tracking the JVM.
 type Instance struct {
 	Home string
 	Base string
@@ -116,6 +118,11 @@ type Instance struct {
 	// Service is the systemd unit whose settings UseService applied, ""
 	// when none: the instance is then run as that unit runs it.
 	Service string
+	// Control says whether Start, Stop, StopAll and Restart go through
+	// Service with systemctl (ControlSystemd) or run the JVM as a process
+	// this program holds (ControlProcess). Default ControlAuto: decided
+	// by DetectControl at each call.
+	Control Control
 	// Daemon starts the JVM with `catalina.sh start` and CATALINA_PID
 	// through Runner, as upstream's startup.sh does, instead of as a held
 	// child. Default false.
@@ -284,6 +291,18 @@ type StartResult struct {
 	Ready   time.Duration // from the start command to the first good answer from ReadyURL
 	Command string        // the command that ran
 	Log     string        // where the JVM's output goes
+	// Control is how the JVM was started: ControlProcess or
+	// ControlSystemd.
+	Control Control
+	// Unit is the systemd unit that runs the JVM (ControlSystemd), "" otherwise.
+	Unit string
+	// CPUs the JVM may run on, from /proc/PID/status (ControlSystemd).
+	CPUs []int
+	// DropIn is the runtime drop-in that set LimitNOFILE to NoFile
+	// (ControlSystemd with a NoFile), with what it held before, for
+	// Unit.RestoreDropIn; Capped says systemd's own hard limit lowered
+	// the value. Nil when none was written.
+	DropIn *DropInResult
 }
 
 // Start starts the instance's JVM as Account (setuid/setgid, which needs
@@ -309,6 +328,17 @@ type StartResult struct {
 // A failure is compatible with errors.Is(err, ErrStart) and includes what
 // the JVM wrote to catalina.out during this start; every process Start
 // launched is stopped before it returns the error.
+//
+// Under ControlSystemd (DetectControl) Start instead runs `systemctl start
+// Service`, refusing (ErrRunning) an active unit or a JVM of Base beside
+// it: a NoFile other than 0 is first written as LimitNOFILE= into the
+// unit's runtime drop-in (Unit.SetDropIn, keeping its CPUAffinity=;
+// capped at systemd's own hard limit, see StartResult.DropIn), and 0
+// leaves the unit's limit as it is. PID is the unit's MainPID once the
+// start script has exec'd the JVM (its command line holds
+// -Dcatalina.base=Base); NoFile and CPUs are what /proc says it got. A
+// failed start gives ErrStart with the unit's journal, and leaves the
+// drop-in as it was and the unit stopped. It needs root.
 func (in *Instance) Start(ctx context.Context, opts *StartOptions) (StartResult, error) {
 	var o StartOptions
 	if opts != nil {
@@ -316,6 +346,13 @@ func (in *Instance) Start(ctx context.Context, opts *StartOptions) (StartResult,
 	}
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = DefaultReadyTimeout
+	}
+	c, err := in.control(ctx)
+	if err != nil {
+		return StartResult{}, err
+	}
+	if c == ControlSystemd {
+		return in.startUnit(ctx, &o, false)
 	}
 	jvms, err := in.JVMs()
 	if err != nil {
@@ -345,7 +382,7 @@ func (in *Instance) Start(ctx context.Context, opts *StartOptions) (StartResult,
 	if nofile == 0 {
 		nofile = DefaultNoFile
 	}
-	res := StartResult{User: acct.Name, Log: in.CatalinaOut()}
+	res := StartResult{User: acct.Name, Log: in.CatalinaOut(), Control: ControlProcess}
 	t0 := time.Now()
 	var pid int
 	if in.Daemon {
@@ -712,6 +749,8 @@ func parseOpenFiles(data []byte) (uint64, error) {
 // start): those still not a JVM by then are killed with SIGKILL, with
 // their process group when they lead one. It returns how each JVM was
 // stopped; no JVM is not an error. It needs root, or the JVMs' user.
+// Under ControlSystemd it first stops the unit with `systemctl stop`,
+// then any JVM of Base left beside it as above.
 func (in *Instance) StopAll(ctx context.Context, opts *StopOptions) ([]StopResult, error) {
 	var o StopOptions
 	if opts != nil {
@@ -719,6 +758,16 @@ func (in *Instance) StopAll(ctx context.Context, opts *StopOptions) ([]StopResul
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultStopTimeout
+	}
+	c, err := in.control(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var res []StopResult
+	if c == ControlSystemd {
+		if res, err = in.unitStopAll(ctx, o.Timeout); err != nil {
+			return nil, err
+		}
 	}
 	var pending []int
 	in.poll(ctx, o.Timeout, func() bool {
@@ -739,10 +788,9 @@ func (in *Instance) StopAll(ctx context.Context, opts *StopOptions) ([]StopResul
 	if err != nil {
 		return nil, err
 	}
-	var res []StopResult
 	for _, j := range jvms {
 		o.PID = j.PID
-		r, err := in.Stop(ctx, &o)
+		r, err := in.stopProcess(ctx, o)
 		if err != nil && !errors.Is(err, ErrNotRunning) {
 			return res, err
 		}
@@ -859,6 +907,12 @@ type StopResult struct {
 // When ctx ends while Stop waits, it stops waiting and does not escalate:
 // the error wraps ctx's error and says what was sent (pass
 // context.WithoutCancel(ctx) to stop a JVM during shutdown).
+//
+// Under ControlSystemd (DetectControl) the unit's main process is stopped
+// with `systemctl stop Service` (StopSystemctl), so systemd does not start
+// it again; a StopOptions.PID that is not the main process is a JVM
+// beside the unit and is stopped as above. A unit that is inactive or
+// failed is ErrNotRunning.
 func (in *Instance) Stop(ctx context.Context, opts *StopOptions) (StopResult, error) {
 	var o StopOptions
 	if opts != nil {
@@ -867,6 +921,18 @@ func (in *Instance) Stop(ctx context.Context, opts *StopOptions) (StopResult, er
 	if o.Timeout == 0 {
 		o.Timeout = DefaultStopTimeout
 	}
+	c, err := in.control(ctx)
+	if err != nil {
+		return StopResult{}, err
+	}
+	if c == ControlSystemd {
+		return in.stopUnit(ctx, o)
+	}
+	return in.stopProcess(ctx, o)
+}
+
+// stopProcess is Stop without systemd, with o's defaults set.
+func (in *Instance) stopProcess(ctx context.Context, o StopOptions) (StopResult, error) {
 	pid := o.PID
 	if pid == 0 {
 		var err error

@@ -36,6 +36,7 @@ var insideTests = []string{
 	"TestIntegrationUnitInsideRestart",
 	"TestIntegrationUnitInsideDropIn",
 	"TestIntegrationUnitInsideFailedStart",
+	"TestIntegrationUnitInsideInstance",
 }
 
 // TestIntegrationUnitInContainer boots a Debian container with a real
@@ -309,4 +310,79 @@ func TestIntegrationUnitFromHost(t *testing.T) {
 	stop, err := u.Stop(ctx, nil)
 	require.NoError(t, err)
 	assert.Equal(t, res.PID, stop.PID)
+}
+
+// TestIntegrationUnitInsideInstance drives Debian's tomcat10 through an
+// Instance found as a program finds it: it must go through the unit.
+func TestIntegrationUnitInsideInstance(t *testing.T) {
+	u := insideContainer(t)
+	ctx := context.Background()
+	in, err := tomcatconf.FindInstance("")
+	require.NoError(t, err)
+	assert.Equal(t, "tomcat10.service", in.Service)
+	c, why, err := in.DetectControl(ctx)
+	require.NoError(t, err)
+	t.Logf("control: %s (%s)", c, why)
+	require.Equal(t, tomcatconf.ControlSystemd, c)
+	in.Control = c
+	before, err := u.MainPID(ctx)
+	require.NoError(t, err)
+	manager, err := u.ManagerNoFile()
+	require.NoError(t, err)
+
+	in.NoFile = 65535
+	res, err := in.Restart(ctx, &tomcatconf.StartOptions{ReadyURL: unitHelloURL})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if res.DropIn != nil {
+			if err := u.RestoreDropIn(context.Background(), *res.DropIn); err != nil {
+				t.Errorf("cleanup: %v", err)
+			}
+		}
+	})
+	t.Logf("restart: %+v", res)
+	assert.Equal(t, tomcatconf.ControlSystemd, res.Control)
+	assert.Equal(t, "tomcat10.service", res.Unit)
+	assert.NotEqual(t, before, res.PID, "a new main process")
+	main, err := u.MainPID(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, main, res.PID, "PID is the unit's MainPID")
+	assert.True(t, isJVM(t, res.PID), "and the JVM")
+	assert.Equal(t, "tomcat", res.User)
+	require.NotNil(t, res.DropIn)
+	assert.Equal(t, 65535 > manager, res.DropIn.Capped)
+	assert.Equal(t, min(65535, manager), res.DropIn.Written.LimitNOFILE)
+	assert.Equal(t, res.DropIn.Written.LimitNOFILE, res.NoFile, "the JVM got the capped limit")
+	fields := strings.Fields(strings.TrimPrefix(procLine(t, res.PID, "limits", "Max open files"), "Max open files"))
+	assert.Equal(t, strconv.FormatUint(res.NoFile, 10), fields[0])
+	code, _ := hello(t)
+	assert.Equal(t, http.StatusOK, code)
+
+	_, err = in.Start(ctx, nil)
+	require.ErrorIs(t, err, tomcatconf.ErrRunning, "the unit is active")
+	stop, err := in.Stop(ctx, nil)
+	require.NoError(t, err)
+	assert.Equal(t, tomcatconf.StopSystemctl, stop.Method)
+	assert.Equal(t, res.PID, stop.PID)
+	jvms, err := in.JVMs()
+	require.NoError(t, err)
+	assert.Empty(t, jvms)
+	st, err := u.State(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "inactive", st.ActiveState)
+
+	// NoFile 0 leaves the drop-in alone.
+	require.NoError(t, u.RestoreDropIn(ctx, *res.DropIn))
+	res.DropIn = nil
+	in.NoFile = 0
+	again, err := in.Start(ctx, &tomcatconf.StartOptions{ReadyURL: unitHelloURL})
+	require.NoError(t, err)
+	assert.Nil(t, again.DropIn)
+	assert.NoFileExists(t, "/run/systemd/system/tomcat10.service.d/nettune.conf")
+	assert.True(t, isJVM(t, again.PID))
+	all, err := in.StopAll(ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, all, 1)
+	assert.Equal(t, again.PID, all[0].PID)
+	assert.Equal(t, tomcatconf.StopSystemctl, all[0].Method)
 }

@@ -171,3 +171,27 @@ func FuzzParseLimitsNoFile(f *testing.F) {
 		assert.Equal(t, [2]uint64{soft, hard}, [2]uint64{s2, h2})
 	})
 }
+
+// FuzzParseDropIn: any text parses or fails without panicking, and what
+// parses renders back to text that parses to the same settings.
+func FuzzParseDropIn(f *testing.F) {
+	for _, d := range []DropIn{{}, {LimitNOFILE: 20000}, {CPUAffinity: []int{0}}, {LimitNOFILE: 65535, CPUAffinity: []int{0, 2, 3, 64}}} {
+		b, err := d.Render()
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	f.Add([]byte("[Service]\nLimitNOFILE=infinity\n"))
+	f.Add([]byte("[Service]\nCPUAffinity=0 1\nNice=5\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := parseDropIn(data, "nettune.conf")
+		if err != nil {
+			assert.Contains(t, err.Error(), "tomcatconf: drop-in nettune.conf line ")
+			return
+		}
+		b, err := d.Render()
+		require.NoError(t, err)
+		again, err := parseDropIn(b, "nettune.conf")
+		require.NoError(t, err, "%q", b)
+		assert.Equal(t, d, again)
+	})
+}

@@ -63,6 +63,9 @@ type study struct {
 	measured     []loadgen.StepFigures
 	jvmPID       int
 	wasRunning   bool
+	// control is how the study starts and stops Tomcat: through its
+	// systemd unit, or as its child.
+	control tomcatconf.Control
 	// stdin reads the Enter presses of -remote-load: one reader for the
 	// whole run, so lines it buffered are not lost.
 	stdin *bufio.Reader
@@ -107,6 +110,11 @@ func discover(ctx context.Context, w io.Writer, o options) (*study, error) {
 
 	if err := s.findTomcat(); err != nil {
 		return nil, err
+	}
+	if s.inst != nil {
+		if err := s.detectControl(ctx); err != nil {
+			return nil, err
+		}
 	}
 	s.findNIC(ctx)
 	s.findBoot()

@@ -173,13 +173,17 @@ func revert(ctx context.Context, w io.Writer, path string) error {
 	}
 	rev, closeNIC := reverters(tuning.NewDefault())
 	defer closeNIC()
+	unit := pendingUnit(path)
 	done, err := tuning.RevertJournal(context.WithoutCancel(ctx), path, rev)
 	if len(done) == 0 && err == nil {
 		fmt.Fprintln(w, "nothing to revert: every change in the journal is already reverted")
 	}
 	for _, s := range done {
 		fmt.Fprintf(w, "reverted %s\n", s)
-		if s == stepTomcat {
+		switch {
+		case s == stepTomcat && unit != "":
+			fmt.Fprintf(w, "  (%s stopped with systemctl, and started again with systemctl if it was active before the run)\n", unit)
+		case s == stepTomcat:
 			fmt.Fprintln(w, "  (the run's JVM stopped; Tomcat started again if it was running before the run)")
 		}
 	}

@@ -210,7 +210,11 @@ func applySteps(ctx context.Context, w io.Writer, s *study, steps []tuning.Step)
 		}
 		return fmt.Errorf("%d JVMs run with -Dcatalina.base=%s (PIDs %s): stop all but one before -apply", len(jvms), s.inst.Base, strings.Join(pids, ", "))
 	}
-	if len(jvms) == 1 {
+	if s.systemd() {
+		if err := s.checkUnit(ctx, jvms); err != nil {
+			return err
+		}
+	} else if len(jvms) == 1 {
 		s.wasRunning = true
 		j := jvms[0]
 		who := firstNonEmpty(j.User, strconv.Itoa(j.UID))
@@ -366,9 +370,16 @@ func (s *study) finishTomcat(ctx context.Context) error {
 	if !s.wasRunning {
 		return nil
 	}
+	if s.systemd() {
+		s.inst.NoFile = 0 // no drop-in: the unit's own limit, as found
+	}
 	res, err := s.inst.Start(ctx, &tomcatconf.StartOptions{ReadyURL: s.url})
 	if err != nil {
 		return err
+	}
+	if s.systemd() {
+		fmt.Fprintf(s.w, "Tomcat started again as found, through systemd (%s): MainPID %d is the JVM, as %s, answering %s\n", res.Command, res.PID, res.User, s.url)
+		return nil
 	}
 	fmt.Fprintf(s.w, "Tomcat started again as found: JVM %d as %s, answering %s\n", res.PID, res.User, s.url)
 	return nil
@@ -377,6 +388,9 @@ func (s *study) finishTomcat(ctx context.Context) error {
 // restart stops and starts Tomcat under the raised open-files limit and,
 // with -cpu-method affinity, pins the JVM.
 func (s *study) restart(ctx context.Context) error {
+	if s.systemd() {
+		return s.restartUnit(ctx)
+	}
 	if _, err := s.inst.Stop(ctx, nil); err != nil && !errors.Is(err, tomcatconf.ErrNotRunning) {
 		return err
 	}

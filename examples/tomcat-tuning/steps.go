@@ -59,6 +59,9 @@ type tomcatUndo struct {
 	Group      string   `json:"group,omitempty"`
 	RunCommand []string `json:"run_command,omitempty"`
 	Service    string   `json:"service,omitempty"`
+	// Control is how the study ran Tomcat: "systemd" (through Service,
+	// with systemctl) or "process".
+	Control    string   `json:"control,omitempty"`
 	Daemon     bool     `json:"daemon,omitempty"`
 	PIDFile    string   `json:"pid_file,omitempty"`
 	Env        []string `json:"env,omitempty"`
@@ -70,13 +73,13 @@ type tomcatUndo struct {
 func newTomcatUndo(in *tomcatconf.Instance, wasRunning bool, readyURL string) tomcatUndo {
 	return tomcatUndo{Home: in.Home, Base: in.Base, User: in.User, Group: in.Group,
 		RunCommand: in.RunCommand, Service: in.Service, Daemon: in.Daemon, PIDFile: in.PIDFile,
-		Env: in.Env, NoFile: in.NoFile, WasRunning: wasRunning, ReadyURL: readyURL}
+		Env: in.Env, NoFile: in.NoFile, WasRunning: wasRunning, ReadyURL: readyURL, Control: string(in.Control)}
 }
 
 func (u tomcatUndo) instance() *tomcatconf.Instance {
 	return &tomcatconf.Instance{Home: u.Home, Base: u.Base, User: u.User, Group: u.Group,
 		RunCommand: u.RunCommand, Service: u.Service, Daemon: u.Daemon, PIDFile: u.PIDFile,
-		Env: u.Env, NoFile: u.NoFile}
+		Env: u.Env, NoFile: u.NoFile, Control: tomcatconf.Control(u.Control)}
 }
 
 // revertTomcat stops every JVM of the recorded instance (the one the
@@ -116,6 +119,7 @@ func stopAllJVMs(ctx context.Context, in *tomcatconf.Instance) error {
 func reverters(h *tuning.Host) (tuning.Reverters, func()) {
 	rev := h.Reverters()
 	rev[undoTomcat] = revertTomcat
+	rev[undoDropIn] = revertDropIn
 	var client *nic.Client
 	rev[undoNICChannels] = func(_ context.Context, data json.RawMessage) error {
 		var u nicChannelsUndo
@@ -206,6 +210,10 @@ func (s *study) prepareCPUs(context.Context) (*tuning.Change, error) {
 	s.mu.Lock()
 	cpus := s.tomcatCPUs
 	s.mu.Unlock()
+	if s.o.cpuMethod == methodAffinity && s.systemd() {
+		return s.dropInChange(fmt.Sprintf("pin the JVM to CPUs %s (load generator on %s)", cpus, s.loadCPUs),
+			func(d *tomcatconf.DropIn) { d.CPUAffinity = cpus.IDs() })
+	}
 	if s.o.cpuMethod == methodAffinity {
 		return &tuning.Change{Describe: fmt.Sprintf("pin the JVM to CPUs %s after each start (sched_setaffinity); load generator on %s; no host change",
 			cpus, s.loadCPUs)}, nil
@@ -214,8 +222,14 @@ func (s *study) prepareCPUs(context.Context) (*tuning.Change, error) {
 }
 
 // prepareOpenFiles describes the open-files limit Tomcat is started with.
-// The limit is set on every start (Instance.NoFile), not on the host.
+// The limit is set on every start (Instance.NoFile), not on the host;
+// under systemd it is the unit's LimitNOFILE=, written to its runtime
+// drop-in.
 func (s *study) prepareOpenFiles(context.Context) (*tuning.Change, error) {
+	if s.systemd() {
+		return s.dropInChange(fmt.Sprintf("LimitNOFILE=%d for %s", tuning.DefaultOpenFiles, s.inst.Service),
+			func(d *tomcatconf.DropIn) { d.LimitNOFILE = tuning.DefaultOpenFiles })
+	}
 	cur, err := tuning.OpenFilesLimit()
 	if err != nil {
 		return nil, err
@@ -411,6 +425,25 @@ func (s *study) prepareNUMALocal(context.Context) (*tuning.Change, error) {
 	s.mu.Unlock()
 	if cur.Equal(picked) {
 		return &tuning.Change{Describe: fmt.Sprintf("Tomcat already on CPUs %s of node %d", picked, s.ifaceNode)}, nil
+	}
+	if s.systemd() {
+		ch, err := s.dropInChange(fmt.Sprintf("pin the JVM to CPUs %s of node %d (%s's) instead of %s", picked, s.ifaceNode, s.iface, cur),
+			func(d *tomcatconf.DropIn) { d.CPUAffinity = picked.IDs() })
+		if err != nil {
+			return nil, err
+		}
+		write := ch.Apply
+		ch.Apply = func(ctx context.Context) error {
+			if err := write(ctx); err != nil {
+				return err
+			}
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.tomcatCPUs = picked
+			s.loadCPUs = s.online.Difference(picked)
+			return nil
+		}
+		return ch, nil
 	}
 	return &tuning.Change{
 		Describe: fmt.Sprintf("pin the JVM to CPUs %s of node %d (%s's) instead of %s", picked, s.ifaceNode, s.iface, cur),
