@@ -23,6 +23,9 @@ type loopStats struct {
 	connects, reconnects, incomplete uint64
 	ivRequests, ivErrors, ivBytes    uint64
 	totalSent                        uint64 // including warm-up
+	drainRequests, drainErrors       uint64 // after the window (Result.Drain)
+	drainTimeouts                    uint64
+	drainLatency                     *hdrhistogram.Histogram
 	dropped                          int64
 	errnos                           map[errnoKey]uint64
 	rateSamples                      []float64
@@ -127,9 +130,8 @@ func (l *loop) flushInterval(now int64, final bool) {
 	if r.ivCh == nil {
 		return
 	}
-	// The interval that ends at the end of the run stays open until the
-	// loop finishes, so responses that complete after the end (requests
-	// sent before it) are counted in it.
+	// The last interval ends with the measured window; what completes in
+	// the drain is counted in Result.Drain only.
 	for now >= l.nextIv && l.nextIv < r.endNs {
 		l.emitInterval(l.nextIv)
 	}
@@ -155,6 +157,15 @@ func (l *loop) record(h *hdrhistogram.Histogram, ns int64) {
 
 func (l *loop) countErr(class, errno string) {
 	st := &l.st
+	if l.r.now() >= l.r.endNs {
+		// In the drain: counted in Result.Drain only.
+		if class == "timeout" {
+			st.drainTimeouts++
+		} else {
+			st.drainErrors++
+		}
+		return
+	}
 	switch class {
 	case "connect":
 		st.errConnect++

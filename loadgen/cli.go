@@ -313,6 +313,7 @@ func ParseABArgs(args []string) (ABArgs, error) {
 			c.DisableKeepAlive = false
 		case "t":
 			c.Duration, err = ParseTime(o.value)
+			c.NoDrain = true
 			if !nSet {
 				c.Requests = abTimelimitRequests
 			}

@@ -31,6 +31,18 @@ func ReadResultJSON(r io.Reader) (*Result, error) {
 		Errors: j.Errors, Connects: j.Connects, Reconnects: j.Reconnects, Incomplete: j.Incomplete,
 		Missed: j.Missed, Dropped: j.Dropped, OpenFiles: j.OpenFiles, RateSamples: j.RateSamples,
 		Histograms: newHistograms(),
+		Drain: Drain{Requests: j.Drain.Requests, Errors: j.Drain.Errors, Timeouts: j.Drain.Timeouts,
+			Elapsed: secs(j.Drain.ElapsedSeconds), Latency: NewHistogram()},
+	}
+	if j.Drain.Latency.Encoded != "" {
+		h, err := decodeHist(j.Drain.Latency.Encoded)
+		if err != nil {
+			return nil, fmt.Errorf("loadgen: result JSON: drain latency histogram: %w", err)
+		}
+		if h.TotalCount() != j.Drain.Latency.Count {
+			return nil, fmt.Errorf("loadgen: result JSON: drain latency histogram holds %d values, its count says %d", h.TotalCount(), j.Drain.Latency.Count)
+		}
+		res.Drain.Latency = h
 	}
 	for name, dst := range map[string]**hdrhistogram.Histogram{
 		"latency": &res.Histograms.Latency, "service": &res.Histograms.Service, "lag": &res.Histograms.Lag,

@@ -80,9 +80,16 @@ type Config struct {
 	// behave roughly like a Slack of 1 ms).
 	Slack time.Duration
 
-	// Duration bounds the measured part of the run. Default:
-	// DefaultDuration, unless Requests is set.
+	// Duration is the length of the measured window, as wrk2's -d: no
+	// request is sent after it. Requests still in flight at its end get a
+	// drain of at most Timeout to complete or time out; they are counted
+	// in Result.Drain, not in Result.Requests, the histograms or the
+	// intervals (see NoDrain). Default: DefaultDuration, unless Requests
+	// is set.
 	Duration time.Duration
+	// NoDrain ends the run at the end of Duration without a drain: the
+	// requests then in flight are counted in Result.Incomplete (ab's -t).
+	NoDrain bool
 	// Requests, when > 0, ends a closed-loop run after that many requests
 	// (ab's -n). With Duration also set, whichever comes first ends it.
 	Requests int64

@@ -213,7 +213,7 @@ func (l *loop) read(c *conn, now int64) {
 		l.afterFailure(c, now)
 		return
 	}
-	if now >= l.r.warmupNs {
+	if now >= l.r.warmupNs && now < l.r.endNs {
 		l.st.bytes += uint64(n)
 		l.st.ivBytes += uint64(n)
 	}
@@ -266,7 +266,14 @@ func (l *loop) read(c *conn, now int64) {
 // complete records a finished response and schedules the next request.
 func (l *loop) complete(c *conn, now int64, closed bool) {
 	st := &l.st
-	if c.recorded {
+	if c.recorded && now >= l.r.endNs {
+		// In the drain: counted apart.
+		st.drainRequests++
+		if c.p.status < 200 || c.p.status > 399 {
+			st.drainErrors++
+		}
+		l.record(st.drainLatency, now-c.intended)
+	} else if c.recorded {
 		st.requests++
 		st.ivRequests++
 		st.bodyBytes += uint64(c.p.bodyBytes)
@@ -306,7 +313,7 @@ func (l *loop) complete(c *conn, now int64, closed bool) {
 	}
 	if mustClose {
 		l.closeConn(c)
-		if !l.r.cfg.DisableKeepAlive && !l.r.stop.Load() {
+		if !l.r.cfg.DisableKeepAlive && !l.r.stop.Load() && now < l.r.endNs {
 			l.st.reconnects++
 			l.connect(c, now)
 		}
@@ -322,7 +329,7 @@ func (l *loop) afterFailure(c *conn, now int64) {
 	if c.state == csDone {
 		return
 	}
-	if !l.r.cfg.DisableKeepAlive && !l.r.stop.Load() {
+	if !l.r.cfg.DisableKeepAlive && !l.r.stop.Load() && now < l.r.endNs {
 		l.st.reconnects++
 		l.connect(c, now)
 	}

@@ -65,9 +65,10 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		r.endNs = int64(cfg.Warmup + cfg.Duration)
 	}
 	hard := r.endNs
-	if r.pacer != nil && hard != math.MaxInt64 {
-		// Open model: in-flight requests get up to the timeout to finish.
-		hard += int64(cfg.Timeout)
+	if hard != math.MaxInt64 && !cfg.NoDrain {
+		// The drain: requests in flight at the end of the window get up
+		// to the timeout to finish, and a tick more for its scan.
+		hard += int64(cfg.Timeout) + int64(tick)
 	}
 	r.stopNs.Store(hard)
 
@@ -94,6 +95,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 			l.sa = sa
 		}
 		l.st.h = newHistograms()
+		l.st.drainLatency = NewHistogram()
 		l.st.errnos = map[errnoKey]uint64{}
 		l.st.docLen = -1
 		if cfg.Requests > 0 {
@@ -198,13 +200,19 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Method = "GET"
 	}
 	res.Start = r.start.Add(cfg.Warmup)
-	measuredEnd := end
-	if r.pacer == nil && end > r.endNs {
+	measuredEnd := min(end, r.endNs)
+	if r.pacer != nil && r.endNs != math.MaxInt64 && !r.stop.Load() {
+		// An open-model run offers load until its window's end even if
+		// its last response came earlier.
 		measuredEnd = r.endNs
 	}
 	res.Elapsed = time.Duration(measuredEnd - r.warmupNs)
 	if res.Elapsed <= 0 {
 		res.Elapsed = time.Duration(end)
+	}
+	res.Drain.Latency = NewHistogram()
+	if end > r.endNs {
+		res.Drain.Elapsed = time.Duration(end - r.endNs)
 	}
 	errnos := map[errnoKey]uint64{}
 	var totalSent uint64
@@ -226,6 +234,10 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Connects += s.connects
 		res.Reconnects += s.reconnects
 		res.Incomplete += s.incomplete
+		res.Drain.Requests += s.drainRequests
+		res.Drain.Errors += s.drainErrors
+		res.Drain.Timeouts += s.drainTimeouts
+		res.Dropped += res.Drain.Latency.Merge(s.drainLatency)
 		res.RateSamples = append(res.RateSamples, s.rateSamples...)
 		for k, v := range s.errnos {
 			errnos[k] += v

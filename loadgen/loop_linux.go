@@ -42,6 +42,7 @@ type loop struct {
 	ivIndex  int
 	ivStart  int64
 	setupErr error
+	draining bool // the window has ended: no more sends
 }
 
 // main is one event loop's goroutine, locked to its OS thread.
@@ -234,11 +235,26 @@ func (l *loop) finished(now int64) bool {
 		l.flushInterval(now, true)
 		return true
 	}
-	if r.pacer == nil && now >= r.endNs {
-		l.flushInterval(now, true)
-		return true
+	if now >= r.endNs && !l.draining {
+		if r.cfg.NoDrain {
+			l.flushInterval(now, true)
+			return true
+		}
+		l.startDrain(now)
 	}
 	return false
+}
+
+// startDrain ends the measured window: connections without a request in
+// flight stop; the others finish it (or time out) and then stop.
+func (l *loop) startDrain(now int64) {
+	l.draining = true
+	for _, c := range l.conns {
+		if c.state != csSending && c.state != csWaiting {
+			l.retire(c)
+		}
+	}
+	l.flushInterval(now, true)
 }
 
 func (l *loop) onTick(now int64) {

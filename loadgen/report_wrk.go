@@ -61,6 +61,10 @@ func WriteWrk(w io.Writer, res *Result, opt WrkOptions) error {
 	if e.Status > 0 {
 		fmt.Fprintf(b, "  Non-2xx or 3xx responses: %d\n", e.Status)
 	}
+	if d := res.Drain; d.Requests+d.Errors+d.Timeouts > 0 {
+		fmt.Fprintf(b, "  Drained after the window in %s: %d responses, %d errors, %d timeouts (not counted above)\n",
+			FormatTimeUS(float64(d.Elapsed.Microseconds())), d.Requests, d.Errors, d.Timeouts)
+	}
 	secs := res.Elapsed.Seconds()
 	var rps, bps float64
 	if secs > 0 {

@@ -26,7 +26,7 @@ func dueBefore(p Pacer, end int64) uint64 {
 // time for it in an open one.
 func (l *loop) schedule(c *conn, now int64) {
 	r := l.r
-	if r.stop.Load() {
+	if r.stop.Load() || now >= r.endNs {
 		l.retire(c)
 		return
 	}
@@ -57,6 +57,11 @@ func (l *loop) schedule(c *conn, now int64) {
 // connects a closed one, or waits in the heap for the next due time.
 func (l *loop) kick(c *conn, now int64) {
 	if !c.scheduled || c.state == csDone {
+		return
+	}
+	if now >= l.r.endNs {
+		// The window is over: a request not yet sent is not sent.
+		l.retire(c)
 		return
 	}
 	if c.intended > now {
