@@ -19,7 +19,9 @@ type loopStats struct {
 	requests, sent, bytes, bodyBytes uint64
 	keepAliveResp, lengthMismatch    uint64
 	errConnect, errRead, errWrite    uint64
-	errTimeout, errStatus            uint64
+	errTimeout, errStatus, errTLS    uint64
+	handshakes, resumed              uint64 // TLS
+	tlsVersion, tlsCipher            string
 	connects, reconnects, incomplete uint64
 	ivRequests, ivErrors, ivBytes    uint64
 	totalSent                        uint64 // including warm-up
@@ -175,6 +177,8 @@ func (l *loop) countErr(class, errno string) {
 		st.errWrite++
 	case "timeout":
 		st.errTimeout++
+	case "tls":
+		st.errTLS++
 	}
 	st.ivErrors++
 	st.errnos[errnoKey{class, errno}]++

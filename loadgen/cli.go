@@ -177,14 +177,15 @@ var wrkSpecs = []optSpec{
 	{"B", "batch_latency", false}, {"h", "help", false}, {"v", "version", false},
 	{"m", "method", true}, {"", "body", true}, {"", "warmup", true}, {"", "json", false},
 	{"", "slack", true}, {"", "hlog", true}, {"", "plot", true}, {"", "shard", true},
-	{"", "start-at", true},
+	{"", "start-at", true}, {"", "insecure", false},
 }
 
 // ParseWrkArgs parses a wrk/wrk2 command line (without the program name),
 // e.g. the seeds' "-c1280 -t128 -R500000 -d60 URL". Without -R the run is
 // a closed loop as fast as the server allows, as wrk's. -U implies -L, as
 // in wrk2. Extensions: -m/--method, --body, --warmup, --slack, --json,
-// --hlog FILE, --plot FILE.svg, --shard i/n, --start-at TIME (long options
+// --hlog FILE, --plot FILE.svg, --shard i/n, --start-at TIME, --insecure
+// (accept a self-signed certificate on an https URL) (long options
 // may also be written with one dash, -hlog FILE). The URL may be empty (the caller decides what to run then).
 func ParseWrkArgs(args []string) (WrkArgs, error) {
 	var w WrkArgs
@@ -238,6 +239,8 @@ func ParseWrkArgs(args []string) (WrkArgs, error) {
 			w.Config.Shard, w.Config.Shards, err = ParseShard(o.value, os.Getenv)
 		case "start-at":
 			w.Config.StartAt, err = ParseStartAt(o.value)
+		case "insecure":
+			w.Config.Insecure = true
 		case "s":
 			return w, ErrLuaScript
 		case "B":

@@ -34,6 +34,9 @@ func ReadResultJSON(r io.Reader) (*Result, error) {
 		Drain: Drain{Requests: j.Drain.Requests, Errors: j.Drain.Errors, Timeouts: j.Drain.Timeouts,
 			Elapsed: secs(j.Drain.ElapsedSeconds), Latency: NewHistogram()},
 	}
+	if j.TLS != nil {
+		res.TLS = *j.TLS
+	}
 	if j.Drain.Latency.Encoded != "" {
 		h, err := decodeHist(j.Drain.Latency.Encoded)
 		if err != nil {

@@ -56,8 +56,11 @@ func TestParseWrkArgs(t *testing.T) {
 	}
 	_, err = loadgen.ParseWrkArgs([]string{"-s", "x.lua", seedURL})
 	assert.ErrorIs(t, err, loadgen.ErrLuaScript)
-	_, err = loadgen.ParseWrkArgs([]string{"https://127.0.0.1/"})
-	assert.ErrorContains(t, err, "https is not supported")
+	_, err = loadgen.ParseWrkArgs([]string{"ftp://127.0.0.1/"})
+	assert.ErrorContains(t, err, "want an http:// or https:// URL")
+	w, err = loadgen.ParseWrkArgs([]string{"--insecure", "https://127.0.0.1/"})
+	require.NoError(t, err)
+	assert.True(t, w.Config.Insecure)
 }
 
 func TestParseABArgs(t *testing.T) {

@@ -3,20 +3,23 @@
 package loadgen
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 
 	"golang.org/x/sys/unix"
 )
 
 // Connection states.
 const (
-	csClosed     uint8 = iota // no socket
-	csConnecting              // non-blocking connect in progress
-	csIdle                    // connected, no request outstanding
-	csSending                 // request partly written
-	csWaiting                 // request written, response not complete
-	csDone                    // this connection sends no more requests
+	csClosed      uint8 = iota // no socket
+	csConnecting               // non-blocking connect in progress
+	csIdle                     // connected, no request outstanding
+	csSending                  // request partly written
+	csWaiting                  // request written, response not complete
+	csDone                     // this connection sends no more requests
+	csHandshaking              // TLS handshake running in its goroutine, which owns fd
 )
 
 type conn struct {
@@ -41,6 +44,8 @@ type conn struct {
 	recorded  bool // the current request counts (not warm-up)
 	fresh     bool // connected for the current request: its connect time is recorded
 	p         respParser
+	tc        *tls.Conn // https: the connection's TLS state once its handshake is done
+	sio       *sockIO
 }
 
 func (l *loop) connect(c *conn, now int64) {
@@ -107,6 +112,10 @@ func (l *loop) finishConnect(c *conn, now int64, measured bool) {
 		}
 		return
 	}
+	if l.tls != nil {
+		l.startHandshake(c, now)
+		return
+	}
 	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: c.idx, Pad: c.gen}); err != nil {
 		l.countErr("connect", errnoName(err))
 		l.closeConn(c)
@@ -115,6 +124,12 @@ func (l *loop) finishConnect(c *conn, now int64, measured bool) {
 		}
 		return
 	}
+	l.connected(c, now, measured)
+}
+
+// connected makes c ready to send: its connect (and TLS handshake) is
+// done, and its time is recorded.
+func (l *loop) connected(c *conn, now int64, measured bool) {
 	c.state = csIdle
 	c.connDone = now
 	l.st.connects++
@@ -150,6 +165,10 @@ func (l *loop) send(c *conn, now int64) {
 
 func (l *loop) write(c *conn, now int64) {
 	req := l.r.req
+	if c.tc != nil {
+		l.writeTLS(c, now)
+		return
+	}
 	for c.written < len(req) {
 		n, err := rawWrite(c.fd, req[c.written:])
 		if err != nil {
@@ -167,6 +186,34 @@ func (l *loop) write(c *conn, now int64) {
 			return
 		}
 		c.written += n
+	}
+	if c.state == csSending {
+		c.state = csWaiting
+	}
+}
+
+// writeTLS encrypts the request once and writes the records; what the
+// socket does not take waits for EPOLLOUT.
+func (l *loop) writeTLS(c *conn, now int64) {
+	var err error
+	if c.written == 0 {
+		_, err = c.tc.Write(l.r.req)
+		c.written = len(l.r.req)
+	}
+	done := false
+	if err == nil {
+		done, err = c.sio.flush()
+	}
+	if err != nil {
+		l.countErr("write", errnoName(err))
+		l.closeConn(c)
+		c.k++
+		l.afterFailure(c, now)
+		return
+	}
+	if !done {
+		_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP, Fd: c.idx, Pad: c.gen})
+		return
 	}
 	if c.state == csSending {
 		c.state = csWaiting
@@ -195,23 +242,56 @@ func (l *loop) onEvent(c *conn, ev uint32) {
 }
 
 func (l *loop) read(c *conn, now int64) {
-	n, err := rawRead(c.fd, l.buf)
+	if c.tc == nil {
+		l.readOnce(c, now)
+		return
+	}
+	// TLS: a read may leave whole records in crypto/tls's buffer, which
+	// epoll does not see; read on until the socket is empty or this
+	// response is complete.
+	k := c.k
+	for l.readOnce(c, now) && c.k == k && c.tc != nil {
+	}
+}
+
+// sockRead reads what is ready on c: decrypted for https. A read of 0
+// bytes with no error is the end of the stream.
+func (l *loop) sockRead(c *conn) (int, error) {
+	if c.tc == nil {
+		return rawRead(c.fd, l.buf)
+	}
+	n, err := c.tc.Read(l.buf)
+	switch {
+	case n > 0:
+		return n, nil
+	case errors.Is(err, errWouldBlock):
+		return -1, unix.EAGAIN
+	case errors.Is(err, io.EOF):
+		return 0, nil
+	}
+	return -1, err
+}
+
+// readOnce reads once from c and handles what came; it reports whether
+// anything did.
+func (l *loop) readOnce(c *conn, now int64) bool {
+	n, err := l.sockRead(c)
 	if err != nil {
 		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
-			return
+			return false
 		}
 		if c.state == csIdle {
 			// The server reset an idle connection: reopen it.
 			l.closeConn(c)
 			l.st.reconnects++
 			l.connect(c, now)
-			return
+			return true
 		}
 		l.countErr("read", errnoName(err))
 		l.closeConn(c)
 		c.k++
 		l.afterFailure(c, now)
-		return
+		return true
 	}
 	if now >= l.r.warmupNs && now < l.r.endNs {
 		l.st.bytes += uint64(n)
@@ -224,17 +304,17 @@ func (l *loop) read(c *conn, now int64) {
 			if !l.r.cfg.DisableKeepAlive {
 				l.connect(c, now)
 			}
-			return
+			return true
 		}
 		if err := c.p.eof(); err == nil && c.p.done() {
 			l.complete(c, now, true)
-			return
+			return true
 		}
 		l.countErr("read", "EOF")
 		l.closeConn(c)
 		c.k++
 		l.afterFailure(c, now)
-		return
+		return true
 	}
 	if c.state == csIdle {
 		// Bytes nobody asked for.
@@ -242,7 +322,7 @@ func (l *loop) read(c *conn, now int64) {
 		l.closeConn(c)
 		l.st.reconnects++
 		l.connect(c, now)
-		return
+		return true
 	}
 	if c.first == 0 {
 		c.first = now
@@ -256,11 +336,12 @@ func (l *loop) read(c *conn, now int64) {
 		l.closeConn(c)
 		c.k++
 		l.afterFailure(c, now)
-		return
+		return true
 	}
 	if c.p.done() {
 		l.complete(c, now, false)
 	}
+	return true
 }
 
 // complete records a finished response and schedules the next request.
@@ -313,7 +394,7 @@ func (l *loop) complete(c *conn, now int64, closed bool) {
 	}
 	if mustClose {
 		l.closeConn(c)
-		if !l.r.cfg.DisableKeepAlive && !l.r.stop.Load() && now < l.r.endNs {
+		if !l.r.cfg.DisableKeepAlive && !l.r.stop.Load() && !l.draining {
 			l.st.reconnects++
 			l.connect(c, now)
 		}
@@ -329,7 +410,7 @@ func (l *loop) afterFailure(c *conn, now int64) {
 	if c.state == csDone {
 		return
 	}
-	if !l.r.cfg.DisableKeepAlive && !l.r.stop.Load() && now < l.r.endNs {
+	if !l.r.cfg.DisableKeepAlive && !l.r.stop.Load() && !l.draining {
 		l.st.reconnects++
 		l.connect(c, now)
 	}
@@ -340,10 +421,15 @@ func (l *loop) afterFailure(c *conn, now int64) {
 }
 
 func (l *loop) closeConn(c *conn) {
+	if c.state == csHandshaking {
+		// The handshake's goroutine owns the socket: its report closes it.
+		c.fd = -1
+	}
 	if c.fd >= 0 {
 		unix.Close(c.fd) // closing removes it from the epoll set
 		c.fd = -1
 	}
+	c.tc, c.sio = nil, nil
 	if c.state != csDone {
 		c.state = csClosed
 	}

@@ -5,6 +5,7 @@ package loadgen
 
 import (
 	"context"
+	"crypto/tls"
 	"math"
 	"net"
 	"runtime"
@@ -32,7 +33,9 @@ type runner struct {
 	stop     atomic.Bool
 	ivCh     chan ivPart
 	nloops   int
-	rawWait  bool // loops sleep through waitRaw (no more loops than Ps)
+	rawWait  bool        // loops sleep through waitRaw (no more loops than Ps)
+	tlsCfg   *tls.Config // https; nil for http
+	remote   net.Addr
 }
 
 func (r *runner) now() int64 { return int64(time.Since(r.start)) }
@@ -51,6 +54,10 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	r := &runner{cfg: cfg, req: req, head: cfg.Method == "HEAD", nconns: uint64(cfg.Connections), pacer: cfg.Pacer, nloops: cfg.Threads, ip: ips[0], port: t.port}
+	r.remote = &net.TCPAddr{IP: ips[0], Port: t.port}
+	if t.tls {
+		r.tlsCfg = newTLSConfig(&cfg, t)
+	}
 	r.family = unix.AF_INET6
 	if ips[0].To4() != nil {
 		r.family = unix.AF_INET
@@ -231,6 +238,12 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Errors.Write += s.errWrite
 		res.Errors.Timeout += s.errTimeout
 		res.Errors.Status += s.errStatus
+		res.Errors.TLS += s.errTLS
+		res.TLS.Handshakes += s.handshakes
+		res.TLS.Resumed += s.resumed
+		if res.TLS.Version == "" {
+			res.TLS.Version, res.TLS.CipherSuite = s.tlsVersion, s.tlsCipher
+		}
 		res.Connects += s.connects
 		res.Reconnects += s.reconnects
 		res.Incomplete += s.incomplete

@@ -42,7 +42,8 @@ type loop struct {
 	ivIndex  int
 	ivStart  int64
 	setupErr error
-	draining bool // the window has ended: no more sends
+	tls      *tlsState // https only
+	draining bool      // the window has ended: no more sends
 }
 
 // main is one event loop's goroutine, locked to its OS thread.
@@ -69,6 +70,20 @@ func (l *loop) main(ready *sync.WaitGroup, startCh chan struct{}) {
 		l.setupErr = fmt.Errorf("loadgen: epoll_ctl timerfd: %w", err)
 		ready.Done()
 		return
+	}
+	if l.r.tlsCfg != nil {
+		l.tls = &tlsState{}
+		l.tls.efd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+		if err != nil {
+			l.setupErr = fmt.Errorf("loadgen: eventfd: %w", err)
+			ready.Done()
+			return
+		}
+		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, l.tls.efd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: handshakeMarker}); err != nil {
+			l.setupErr = fmt.Errorf("loadgen: epoll_ctl eventfd: %w", err)
+			ready.Done()
+			return
+		}
 	}
 	l.active = len(l.conns)
 	if !l.r.cfg.DisableKeepAlive {
@@ -108,7 +123,7 @@ func (l *loop) preconnect() {
 	for time.Now().Before(deadline) {
 		waiting := 0
 		for _, c := range l.conns {
-			if c.state == csConnecting {
+			if c.state == csConnecting || c.state == csHandshaking {
 				waiting++
 			}
 		}
@@ -125,6 +140,10 @@ func (l *loop) preconnect() {
 			if ev.Fd == timerfdMarker {
 				continue
 			}
+			if ev.Fd == handshakeMarker {
+				l.finishHandshakes(false)
+				continue
+			}
 			c := l.conns[ev.Fd]
 			if c.gen != ev.Pad || c.state != csConnecting {
 				continue
@@ -138,13 +157,14 @@ func (l *loop) preconnect() {
 
 func (l *loop) closeAll() {
 	for _, c := range l.conns {
-		if c.fd >= 0 {
-			if c.state == csSending || c.state == csWaiting {
-				l.st.incomplete++
-			}
-			unix.Close(c.fd)
-			c.fd = -1
+		if c.state == csSending || c.state == csWaiting {
+			l.st.incomplete++
 		}
+		l.closeConn(c)
+	}
+	l.waitHandshakes()
+	if l.tls != nil && l.tls.efd > 0 {
+		unix.Close(l.tls.efd)
 	}
 	if l.tfd > 0 {
 		unix.Close(l.tfd)
@@ -219,6 +239,10 @@ func (l *loop) loop() {
 				l.armed = -1
 				continue
 			}
+			if ev.Fd == handshakeMarker {
+				l.finishHandshakes(true)
+				continue
+			}
 			c := l.conns[ev.Fd]
 			if c.gen != ev.Pad {
 				continue
@@ -248,6 +272,12 @@ func (l *loop) finished(now int64) bool {
 // startDrain ends the measured window: connections without a request in
 // flight stop; the others finish it (or time out) and then stop.
 func (l *loop) startDrain(now int64) {
+	// What fell due before the end leaves now, however late this
+	// wake-up (its lag is recorded); a backlog waiting for a busy
+	// connection does not.
+	for len(l.heap) > 0 && l.heap[0].due < l.r.endNs {
+		l.kick(l.heap.pop(), now)
+	}
 	l.draining = true
 	for _, c := range l.conns {
 		if c.state != csSending && c.state != csWaiting {

@@ -72,6 +72,7 @@ type ResultJSON struct {
 	Incomplete         uint64                   `json:"incomplete"`
 	Missed             uint64                   `json:"missed"`
 	Drain              DrainJSON                `json:"drain"`
+	TLS                *TLSStats                `json:"tls,omitempty"`
 	Dropped            int64                    `json:"dropped"`
 	OpenFiles          RlimitChange             `json:"open_files"`
 	RateSamples        []float64                `json:"rate_samples"`
@@ -108,6 +109,10 @@ func (res *Result) JSON() (ResultJSON, error) {
 			return out, err
 		}
 		out.Drain.Latency = s
+	}
+	if res.TLS != (TLSStats{}) {
+		ts := res.TLS
+		out.TLS = &ts
 	}
 	if out.RateSamples == nil {
 		out.RateSamples = []float64{}

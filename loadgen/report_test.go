@@ -75,6 +75,7 @@ func goldenResult() *loadgen.Result {
 		record(drain, 1000+i*10)
 	}
 	return &loadgen.Result{
+		TLS:   loadgen.TLSStats{Handshakes: 70, Resumed: 6, Version: "TLS 1.3", CipherSuite: "TLS_AES_128_GCM_SHA256"},
 		Drain: loadgen.Drain{Requests: 64, Errors: 1, Timeouts: 2, Elapsed: 1500 * time.Millisecond, Latency: drain},
 		URL:   "http://127.0.0.1:8080/examples/servlets/servlet/HelloWorldExample", Method: "GET",
 		Connections: 64, Threads: 2, KeepAlive: true, Pacer: "constant 2000/s",

@@ -55,8 +55,11 @@ func WriteWrk(w io.Writer, res *Result, opt WrkOptions) error {
 	e := res.Errors
 	fmt.Fprintf(b, "  %d requests in %s, %sB read\n", res.Requests,
 		FormatTimeUS(float64(res.Elapsed.Microseconds())), FormatBinary(float64(res.Bytes)))
-	if e.Socket() > 0 {
+	if e.Socket()-e.TLS > 0 {
 		fmt.Fprintf(b, "  Socket errors: connect %d, read %d, write %d, timeout %d\n", e.Connect, e.Read, e.Write, e.Timeout)
+	}
+	if e.TLS > 0 {
+		fmt.Fprintf(b, "  TLS handshake errors: %d\n", e.TLS)
 	}
 	if e.Status > 0 {
 		fmt.Fprintf(b, "  Non-2xx or 3xx responses: %d\n", e.Status)

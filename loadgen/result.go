@@ -29,6 +29,9 @@ type Errors struct {
 	Write   uint64 `json:"write"`   // write failed
 	Timeout uint64 `json:"timeout"` // no complete response within Config.Timeout
 	Status  uint64 `json:"status"`  // responses with a status outside 200-399
+	// TLS counts failed TLS handshakes (certificate rejected, alert,
+	// timeout, connection closed during the handshake).
+	TLS uint64 `json:"tls"`
 	// Errnos breaks the socket errors down by errno ("ECONNREFUSED",
 	// "EMFILE", "EADDRNOTAVAIL", "ECONNRESET", "ETIMEDOUT", "EOF",
 	// "EPROTO" for a malformed response), most frequent first.
@@ -36,11 +39,11 @@ type Errors struct {
 }
 
 // Socket returns the number of socket errors (all but Status).
-func (e Errors) Socket() uint64 { return e.Connect + e.Read + e.Write + e.Timeout }
+func (e Errors) Socket() uint64 { return e.Connect + e.Read + e.Write + e.Timeout + e.TLS }
 
 // ErrnoCount is how often one errno caused one class of error.
 type ErrnoCount struct {
-	Class string `json:"class"` // "connect", "read", "write" or "timeout"
+	Class string `json:"class"` // "connect", "read", "write", "timeout" or "tls"
 	Errno string `json:"errno"` // e.g. "ECONNREFUSED"
 	Count uint64 `json:"count"`
 }
@@ -130,6 +133,8 @@ type Result struct {
 	// Incomplete counts requests still in flight when the run ended
 	// (after the drain, or at once with Config.NoDrain).
 	Incomplete uint64
+	// TLS describes the handshakes of an https run; zero for http.
+	TLS TLSStats
 	// Drain is what became of the requests in flight at the end of the
 	// measured window.
 	Drain Drain
@@ -164,6 +169,18 @@ type Drain struct {
 	Elapsed  time.Duration // from the window's end to the last of them
 	// Latency is the corrected latency (µs) of the completed ones.
 	Latency *hdrhistogram.Histogram
+}
+
+// TLSStats counts an https run's TLS handshakes, set-up included.
+type TLSStats struct {
+	Handshakes uint64 `json:"handshakes"` // completed handshakes
+	// Resumed counts the handshakes that resumed an earlier session (a
+	// reconnect) instead of a full key exchange and certificate check.
+	Resumed uint64 `json:"resumed"`
+	// Version is the negotiated protocol ("TLS 1.3") and CipherSuite the
+	// cipher suite of the first handshake.
+	Version     string `json:"version"`
+	CipherSuite string `json:"cipher_suite"`
 }
 
 // RlimitChange records a change of RLIMIT_NOFILE.

@@ -26,7 +26,7 @@ func dueBefore(p Pacer, end int64) uint64 {
 // time for it in an open one.
 func (l *loop) schedule(c *conn, now int64) {
 	r := l.r
-	if r.stop.Load() || now >= r.endNs {
+	if r.stop.Load() || l.draining {
 		l.retire(c)
 		return
 	}
@@ -59,7 +59,7 @@ func (l *loop) kick(c *conn, now int64) {
 	if !c.scheduled || c.state == csDone {
 		return
 	}
-	if now >= l.r.endNs {
+	if l.draining {
 		// The window is over: a request not yet sent is not sent.
 		l.retire(c)
 		return

@@ -29,7 +29,7 @@ import (
 )
 
 const usage = `usage: loadgen [-c N] [-t N] [-d T] [-R rate] [-H "Name: value"] [--timeout T] [-L] [-U] [--warmup T] [--slack T] [--json]
-               [-hlog FILE] [-plot FILE.svg] [-shard i/n] [-start-at RFC3339|unix] [URL]
+               [-hlog FILE] [-plot FILE.svg] [-shard i/n] [-start-at RFC3339|unix] [-insecure] [URL]
        loadgen sweep (-c 8,16,32,64 | -R 1k,2k,4k [-c N]) [-t N] [-d T] [--warmup T] [--pid N | --process NAME] [--json] [-plot FILE.svg] URL
        loadgen merge [-o merged.hlog] [--tag corrected] a.hlog b.hlog ...
        loadgen compare [--cpu P,P,...] [--json] [-plot FILE.svg] [NAME=]base.json [NAME=]step.json ...
@@ -133,6 +133,9 @@ func runWrk(ctx context.Context, args []string, stdout io.Writer, stderr *os.Fil
 	}
 	if res.Missed > 0 {
 		fmt.Fprintf(stderr, "  %d requests due in the run were never sent (all connections busy): add connections\n", res.Missed)
+	}
+	if t := res.TLS; t.Handshakes > 0 {
+		fmt.Fprintf(stderr, "  %s %s: %d handshakes, %d resumed\n", t.Version, t.CipherSuite, t.Handshakes, t.Resumed)
 	}
 	return loadgen.WriteWrk(stdout, res, w.Report)
 }
