@@ -179,6 +179,13 @@ func parseTarget(raw string) (target, error) {
 	return t, nil
 }
 
+// CheckURL reports whether raw is a URL Run accepts
+// (http[s]://host[:port]/path?query), and if not, why.
+func CheckURL(raw string) error {
+	_, err := parseTarget(raw)
+	return err
+}
+
 // addr is a resolved target address.
 func (t target) resolve() ([]net.IP, error) {
 	if ip := net.ParseIP(t.host); ip != nil {

@@ -74,7 +74,7 @@ func runWrk(ctx context.Context, args []string, stdout io.Writer, stderr *os.Fil
 	if len(args) == 0 {
 		args = demoArgs
 	}
-	w, err := loadgen.ParseWrkArgs(args)
+	w, err := parseWrkArgs(args)
 	if err != nil || w.Help {
 		return errors.Join(err, helpErr(w.Help))
 	}
@@ -141,7 +141,7 @@ func runWrk(ctx context.Context, args []string, stdout io.Writer, stderr *os.Fil
 }
 
 func runAB(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
-	a, err := loadgen.ParseABArgs(args)
+	a, err := parseABArgs(args)
 	if err != nil || a.Help || a.Config.URL == "" {
 		return errors.Join(err, helpErr(a.Help || err == nil))
 	}
@@ -172,7 +172,7 @@ func runAB(ctx context.Context, args []string, stdout io.Writer, stderr *os.File
 }
 
 func runSweep(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
-	a, err := loadgen.ParseSweepArgs(args)
+	a, err := parseSweepArgs(args)
 	if err != nil || a.Help {
 		return errors.Join(err, helpErr(a.Help))
 	}
@@ -220,7 +220,7 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 }
 
 func runMerge(args []string, stdout io.Writer) error {
-	a, err := loadgen.ParseMergeArgs(args)
+	a, err := parseMergeArgs(args)
 	if err != nil || a.Help {
 		return errors.Join(err, helpErr(a.Help))
 	}
@@ -233,11 +233,11 @@ func runMerge(args []string, stdout io.Writer) error {
 }
 
 func runCompare(args []string, stdout io.Writer, stderr *os.File) error {
-	a, err := loadgen.ParseCompareArgs(args)
+	a, err := parseCompareArgs(args)
 	if err != nil || a.Help {
 		return errors.Join(err, helpErr(a.Help))
 	}
-	c, series, err := loadgen.CompareFiles(a)
+	c, series, err := loadgen.CompareFiles(a.Runs, a.CPU)
 	if err != nil {
 		return err
 	}

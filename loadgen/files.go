@@ -1,3 +1,6 @@
+// Results, interval logs and plots as files: what the command line reads
+// and writes, for programs that do the same.
+
 package loadgen
 
 import (
@@ -7,12 +10,110 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
+
+// ReadHlogFile reads an interval log from a file; errors name the file.
+func ReadHlogFile(path string) (*IntervalLog, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	l, err := ReadHlog(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return l, nil
+}
+
+// MergeHlogFiles reads the logs of several load generators and merges
+// them (see MergeHlogs); when out is not empty it writes the merged log
+// there.
+func MergeHlogFiles(out, tag string, paths ...string) (*MergedLogs, error) {
+	var logs []*IntervalLog
+	for _, p := range paths {
+		l, err := ReadHlogFile(p)
+		if err != nil {
+			return nil, err
+		}
+		if h, _, _ := l.Total(tag); h == nil {
+			return nil, fmt.Errorf("loadgen: merge: %s has no interval tagged %q", p, tag)
+		}
+		logs = append(logs, l)
+	}
+	m, err := MergeHlogs(tag, logs...)
+	if err != nil {
+		return nil, err
+	}
+	if out != "" {
+		var b bytes.Buffer
+		if err := WriteHlog(&b, &m.Log); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// Summary renders a merge: each generator's count, active window and
+// rate, then the total count, the throughput (sum of each generator's
+// rate) and the merged latency percentiles.
+func (m *MergedLogs) Summary(names []string, tag string) string {
+	rows := [][]string{{"log", "requests", "window", "req/s"}}
+	for i := range m.Windows {
+		name := fmt.Sprintf("log %d", i+1)
+		if i < len(names) {
+			name = names[i]
+		}
+		rows = append(rows, []string{name, fmt.Sprint(m.Counts[i]), fmt.Sprintf("%.3fs", m.Windows[i].Seconds()), fmt.Sprintf("%.2f", rate(m.Counts[i], m.Windows[i]))})
+	}
+	var b strings.Builder
+	b.WriteString(table(rows))
+	h := m.Total
+	fmt.Fprintf(&b, "\nmerged %q: %d requests, %.2f requests/sec\n", tag, h.TotalCount(), m.Throughput)
+	fmt.Fprintf(&b, "  mean %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
+		FormatDuration(usDuration(h.Mean())), FormatDuration(usDuration(float64(h.ValueAtQuantile(50)))),
+		FormatDuration(usDuration(float64(h.ValueAtQuantile(90)))), FormatDuration(usDuration(float64(h.ValueAtQuantile(99)))),
+		FormatDuration(usDuration(float64(h.ValueAtQuantile(99.9)))), FormatDuration(usDuration(float64(h.Max()))))
+	if m.Dropped > 0 {
+		fmt.Fprintf(&b, "  %d values out of range were dropped\n", m.Dropped)
+	}
+	return b.String()
+}
+
+func rate(n int64, w time.Duration) float64 {
+	if w <= 0 {
+		return 0
+	}
+	return float64(n) / w.Seconds()
+}
+
+// WriteRunPlot draws a run's corrected and uncorrected latency
+// percentiles into an SVG file.
+func WriteRunPlot(path, title string, r *Result) error {
+	series := []PercentileSeries{{Name: "corrected", Points: Spectrum(r.Histograms.Latency, 5)}}
+	if r.Pacer != "" {
+		series = append(series, PercentileSeries{Name: "uncorrected (service)", Points: Spectrum(r.Histograms.Service, 5)})
+	}
+	var b bytes.Buffer
+	if err := PlotPercentiles(&b, title, series); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// WriteSweepPlots draws a sweep into two SVG files: the latency
+// percentiles of every level at path, and the throughput of every level,
+// with its change against the first and the previous, at path with
+// "-throughput" before the extension. It returns the files written.
+func WriteSweepPlots(path, title string, s *SweepResult) ([]string, error) {
+	return WriteComparePlots(path, title, s.Comparison(), s.Series())
+}
 
 // ReadResultJSON rebuilds a Result from WriteJSON's output (the CLI's
 // --json): counts, errors, rates, and the histograms decoded from their
@@ -77,75 +178,15 @@ func decodeHist(s string) (*hdrhistogram.Histogram, error) {
 	return hdrhistogram.Decode([]byte(s))
 }
 
-// CompareArgs is a "loadgen compare" command line, parsed.
-type CompareArgs struct {
-	// Runs are the results to compare, the baseline first: [NAME=]FILE,
-	// FILE being loadgen's --json output; NAME defaults to the file's
-	// base name without extension.
-	Runs []NamedFile
-	// CPU, when given (--cpu 93.1,92.9,…), is each run's server CPU
-	// utilisation in percent, for ITR: one per run.
-	CPU  []float64
-	JSON bool   // --json
-	Plot string // --plot FILE.svg: percentiles of every run, and FILE-throughput.svg
-	Help bool
-}
-
 // NamedFile is one input of a comparison.
 type NamedFile struct{ Name, Path string }
 
-// ParseCompareArgs parses "loadgen compare [--cpu P,…] [--json] [-plot
-// FILE.svg] [NAME=]base.json [NAME=]step1.json …".
-func ParseCompareArgs(args []string) (CompareArgs, error) {
-	var a CompareArgs
-	opts, operands, err := getopt(args, []optSpec{{"", "cpu", true}, {"", "json", false}, {"", "plot", true}, {"h", "help", false}})
-	if err != nil {
-		return a, err
-	}
-	for _, o := range opts {
-		switch o.name {
-		case "cpu":
-			for _, f := range strings.Split(o.value, ",") {
-				v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-				if err != nil || v < 0 || v > 100 {
-					return a, fmt.Errorf("%w: --cpu %q: %q: want percentages 0-100, one per run", ErrUsage, o.value, f)
-				}
-				a.CPU = append(a.CPU, v)
-			}
-		case "json":
-			a.JSON = true
-		case "plot":
-			a.Plot = o.value
-		case "h":
-			a.Help = true
-		}
-	}
-	for _, op := range operands {
-		name, path, ok := strings.Cut(op, "=")
-		if !ok {
-			path = op
-			name = strings.TrimSuffix(filepath.Base(op), filepath.Ext(op))
-		}
-		if name == "" || path == "" {
-			return a, fmt.Errorf("%w: compare: %q: want [NAME=]FILE", ErrUsage, op)
-		}
-		a.Runs = append(a.Runs, NamedFile{name, path})
-	}
-	if len(a.Runs) == 0 && !a.Help {
-		return a, fmt.Errorf("%w: compare: give the runs' --json results, the baseline first", ErrUsage)
-	}
-	if a.CPU != nil && len(a.CPU) != len(a.Runs) {
-		return a, fmt.Errorf("%w: --cpu has %d values for %d runs", ErrUsage, len(a.CPU), len(a.Runs))
-	}
-	return a, nil
-}
-
 // CompareFiles reads the runs' JSON results and compares them against the
 // first; it also returns each run's latency percentile spectrum.
-func CompareFiles(a CompareArgs) (Comparison, []PercentileSeries, error) {
+func CompareFiles(runs []NamedFile, cpu []float64) (Comparison, []PercentileSeries, error) {
 	var figs []Figures
 	var series []PercentileSeries
-	for i, r := range a.Runs {
+	for i, r := range runs {
 		f, err := os.Open(r.Path)
 		if err != nil {
 			return Comparison{}, nil, err
@@ -156,8 +197,8 @@ func CompareFiles(a CompareArgs) (Comparison, []PercentileSeries, error) {
 			return Comparison{}, nil, fmt.Errorf("%s: %w", r.Path, err)
 		}
 		fig := FiguresOf(r.Name, res)
-		if a.CPU != nil {
-			fig.CPU = a.CPU[i]
+		if cpu != nil {
+			fig.CPU = cpu[i]
 		}
 		figs = append(figs, fig)
 		if res.Histograms.Latency.TotalCount() > 0 {
