@@ -19,6 +19,16 @@ const (
 	DefaultInterval    = time.Second      // interval snapshots
 )
 
+// Send batching (Config.Slack).
+const (
+	// DefaultSendWindow bounds how late the default, rate-aware slack
+	// sends a request to batch it with others due soon after it.
+	DefaultSendWindow = 500 * time.Microsecond
+	// NoSlack as Config.Slack sends every request at its own intended
+	// time, each with its own wake-up.
+	NoSlack time.Duration = -1
+)
+
 // Header is one request header line.
 type Header struct {
 	Name, Value string
@@ -76,12 +86,17 @@ type Config struct {
 	// fit the shared schedule.
 	StartAt time.Time
 
-	// Slack lets an open-model event loop sleep up to this long past a
-	// request's intended time so that sends due close together leave in
-	// one wake-up: fewer wake-ups (less CPU per request at high rates) for
-	// sends up to Slack late, never early. The delay is measured, not
-	// hidden: it shows in Histograms.Lag and in the corrected latency.
-	// Default: 0, every send leaves at its own time (wrk2's 1 ms timers
+	// Slack lets an open-model event loop sleep past a request's
+	// intended time so that sends due close together leave in one
+	// wake-up, and their responses come back together: fewer wake-ups
+	// (less CPU per request at high rates) for sends a little late, never
+	// early. The delay is measured, not hidden: it shows in
+	// Histograms.Lag and in the corrected latency. 0 (the default) is
+	// rate-aware: a send due alone leaves on time, and sends falling due
+	// within DefaultSendWindow of the first are sent together when the
+	// last of them is due (so none is more than DefaultSendWindow late).
+	// A positive Slack always waits that long past the first due send;
+	// NoSlack sends each request at its own time (wrk2's 1 ms timers
 	// behave roughly like a Slack of 1 ms).
 	Slack time.Duration
 
@@ -301,8 +316,8 @@ func (c Config) normalize(gomaxprocs int) (Config, error) {
 	if c.Requests < 0 {
 		return c, fmt.Errorf("loadgen: requests %d: want >= 0", c.Requests)
 	}
-	if c.Duration < 0 || c.Warmup < 0 || c.Timeout < 0 || c.Interval < 0 || c.Slack < 0 {
-		return c, fmt.Errorf("loadgen: negative duration, warm-up, timeout, interval or slack")
+	if c.Duration < 0 || c.Warmup < 0 || c.Timeout < 0 || c.Interval < 0 || (c.Slack < 0 && c.Slack != NoSlack) {
+		return c, fmt.Errorf("loadgen: negative duration, warm-up, timeout, interval or slack (NoSlack is the one negative slack)")
 	}
 	if c.Duration == 0 && c.Requests == 0 {
 		c.Duration = DefaultDuration

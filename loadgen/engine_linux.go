@@ -25,7 +25,8 @@ type runner struct {
 	family   int
 	nconns   uint64
 	pacer    Pacer
-	slack    int64 // Config.Slack in ns
+	slack    int64 // Config.Slack in ns when > 0
+	window   int64 // the rate-aware send window (Slack 0), ns; 0: none
 	warmupNs int64
 	endNs    int64 // end of the measured window (warm-up + duration); MaxInt64 without a duration
 	stopNs   atomic.Int64
@@ -66,7 +67,12 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	defer release()
 	r.rawWait = cfg.Threads < runtime.GOMAXPROCS(0)
 	r.warmupNs = int64(cfg.Warmup)
-	r.slack = int64(cfg.Slack)
+	switch {
+	case cfg.Slack > 0:
+		r.slack = int64(cfg.Slack)
+	case cfg.Slack == 0 && r.pacer != nil:
+		r.window = int64(DefaultSendWindow)
+	}
 	r.endNs = math.MaxInt64
 	if cfg.Duration > 0 {
 		r.endNs = int64(cfg.Warmup + cfg.Duration)

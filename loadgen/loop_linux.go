@@ -44,6 +44,7 @@ type loop struct {
 	setupErr error
 	tls      *tlsState // https only
 	draining bool      // the window has ended: no more sends
+	scan     []int     // sendAt's stack
 }
 
 // main is one event loop's goroutine, locked to its OS thread.
@@ -194,8 +195,10 @@ func (l *loop) loop() {
 			return
 		}
 		wake := l.nextTick
-		if len(l.heap) > 0 && l.heap[0].due+l.r.slack < wake {
-			wake = l.heap[0].due + l.r.slack
+		if len(l.heap) > 0 {
+			if w := l.sendAt(); w < wake {
+				wake = w
+			}
 		}
 		var n int
 		var err error
@@ -250,6 +253,41 @@ func (l *loop) loop() {
 			l.onEvent(c, ev.Events)
 		}
 	}
+}
+
+// sendAt is when to wake for the next due sends: the first one's due
+// time plus a fixed slack, or with the rate-aware window the latest due
+// time within the window after the first (all of them then leave in one
+// wake-up, none later than the window).
+func (l *loop) sendAt() int64 {
+	h := l.heap
+	first := h[0].due
+	if l.r.slack > 0 {
+		return first + l.r.slack
+	}
+	if l.r.window == 0 {
+		return first
+	}
+	limit, last := first+l.r.window, first
+	// Children are due no earlier than their parent: visit only the
+	// entries within the window.
+	st := append(l.scan[:0], 0)
+	for len(st) > 0 {
+		i := st[len(st)-1]
+		st = st[:len(st)-1]
+		if h[i].due > limit {
+			continue
+		}
+		last = max(last, h[i].due)
+		if c := 2*i + 1; c < len(h) {
+			st = append(st, c)
+			if c+1 < len(h) {
+				st = append(st, c+1)
+			}
+		}
+	}
+	l.scan = st
+	return last
 }
 
 // finished reports whether the loop must stop now.

@@ -182,7 +182,7 @@ func parseWrkArgs(args []string) (wrkArgs, error) {
 		case "warmup":
 			w.Config.Warmup, err = loadgen.ParseTime(o.value)
 		case "slack":
-			w.Config.Slack, err = loadgen.ParseTime(o.value)
+			w.Config.Slack, err = parseSlack(o.value)
 		case "H":
 			var h loadgen.Header
 			h, err = loadgen.ParseHeader(o.value)
@@ -427,7 +427,7 @@ func parseSweepArgs(args []string) (sweepArgs, error) {
 		case "T":
 			base.Timeout, err = loadgen.ParseTime(o.value)
 		case "slack":
-			base.Slack, err = loadgen.ParseTime(o.value)
+			base.Slack, err = parseSlack(o.value)
 		case "H":
 			var h loadgen.Header
 			h, err = loadgen.ParseHeader(o.value)
@@ -579,4 +579,15 @@ func parseCompareArgs(args []string) (compareArgs, error) {
 		return a, fmt.Errorf("%w: --cpu has %d values for %d runs", loadgen.ErrUsage, len(a.CPU), len(a.Runs))
 	}
 	return a, nil
+}
+
+// parseSlack parses --slack: a time, 0 meaning every send at its own time
+// (loadgen.NoSlack); without --slack the library's rate-aware default
+// applies.
+func parseSlack(s string) (time.Duration, error) {
+	d, err := loadgen.ParseTime(s)
+	if err == nil && d == 0 {
+		d = loadgen.NoSlack
+	}
+	return d, err
 }
