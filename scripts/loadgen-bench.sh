@@ -86,6 +86,9 @@ done
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=127.0.0.1 \
   -addext subjectAltName=IP:127.0.0.1 -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
 
+# mktemp makes the directory 0700: nginx's worker (user nobody) could not
+# open the page and every response was a 403.
+chmod 755 "$work"
 mkdir -p "$work/nginx/logs" "$work/nginx/html"
 head -c 400 /dev/zero | tr '\0' 'x' | fold -w 79 > "$work/nginx/html/index.html"
 cat > "$work/nginx/nginx.conf" <<CONF
@@ -130,6 +133,12 @@ for _ in $(seq 50); do
   sleep 0.1
 done
 [ "${curl_ok:-}" = ok ] || { echo "loadgen-bench: nginx did not start:"; cat "$work/nginx/logs/stderr" "$work/nginx/logs/error.log"; exit 1; } >&2
+# The page must be served (200), not an error page.
+status=$( (exec 3<>/dev/tcp/127.0.0.1/$port && printf 'GET /index.html HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3 && head -1 <&3) 2>/dev/null | tr -d '\r')
+case "$status" in
+  *" 200 "*) ;;
+  *) echo "loadgen-bench: nginx answers \"$status\" for /index.html, not 200:" >&2; tail -5 "$work/nginx/logs/error.log" >&2; exit 1 ;;
+esac
 echo "target: nginx $(nginx -v 2>&1 | sed 's/.*\///') pid $nginx_pid at $url ($(wc -c < "$work/nginx/html/index.html")-byte page)"
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); pinning: ${GEN[*]:-none} (generators) ${SRV[*]:-} (nginx)"
 echo "peers: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), wrk2: ${WRK2:-not available (set WRK2 or BUILD_WRK2=1)}"
@@ -156,7 +165,7 @@ w_rps=$(wrk_rps "$work/wrk.closed"); w_n=$(wrk_reqs "$work/wrk.closed")
 l_rps=$(json "$work/lg.closed" 'r["achieved_rate"]'); l_n=$(json "$work/lg.closed" 'r["requests"]')
 w_us=$(per_req_us "$(cpu_s "$work/wrk.closed")" "$w_n"); l_us=$(per_req_us "$(cpu_s "$work/lg.closed")" "$l_n")
 printf "  wrk:     %10.0f req/s  %6s CPU-us/req  (%s requests, errors: %s)\n" "$w_rps" "$w_us" "$w_n" "$(grep -c 'Socket errors' "$work/wrk.closed" || true)"
-printf "  loadgen: %10.0f req/s  %6s CPU-us/req  (%s requests, socket errors %s)\n" "$l_rps" "$l_us" "$l_n" "$(json "$work/lg.closed" 'sum(r["errors"][k] for k in ("connect","read","write","timeout"))')"
+printf "  loadgen: %10.0f req/s  %6s CPU-us/req  (%s requests, socket errors %s, status errors %s)\n" "$l_rps" "$l_us" "$l_n" "$(json "$work/lg.closed" 'sum(r["errors"][k] for k in ("connect","read","write","timeout"))')" "$(json "$work/lg.closed" 'r["errors"]["status"]')"
 echo "  ratio loadgen/wrk: req/s $(ratio "$l_rps" "$w_rps")  CPU-us/req $(ratio "$l_us" "$w_us")   (targets: >= 1.00 and <= 1.00)"
 echo
 
@@ -198,6 +207,9 @@ if [ -n "$WRK2" ]; then
   echo "  wrk2:    $(awk '/requests in/' "$work/wrk2.sat" | sed 's/^ *//'); $(awk '/^Requests\/sec:/' "$work/wrk2.sat"); wall $(wall_s "$work/wrk2.sat") s; latency max $(awk '/^ *Latency / {print $4}' "$work/wrk2.sat")"
   awk '/Non-2xx|Socket errors/' "$work/wrk2.sat" | sed 's/^ */  wrk2: /'
   echo "  ratio loadgen/wrk2 Requests/sec: $(ratio "$(wrk_rps "$work/lg.sat")" "$(wrk_rps "$work/wrk2.sat")")"
+fi
+if grep -q 'Non-2xx' "$work/lg.sat"; then
+  echo "  nginx answered with errors; its error log says:"; tail -5 "$work/nginx/logs/error.log" | sed 's/^/    /'
 fi
 echo
 
