@@ -121,6 +121,15 @@ func TestParseWrkExtensions(t *testing.T) {
 	assert.Equal(t, "POST", w.Config.Method)
 	assert.Equal(t, []byte("x=1"), w.Config.Body)
 	assert.True(t, w.JSON)
+
+	// --slack 0 sends every request at its own time; without --slack the
+	// library's rate-aware window applies.
+	w, err = parseWrkArgs([]string{"-R2000", "--slack", "0", seedURL})
+	require.NoError(t, err)
+	assert.Equal(t, loadgen.NoSlack, w.Config.Slack)
+	w, err = parseWrkArgs([]string{"-R2000", seedURL})
+	require.NoError(t, err)
+	assert.Zero(t, w.Config.Slack)
 }
 
 func env(vars map[string]string) func(string) string {
