@@ -23,7 +23,7 @@ const (
 const (
 	// DefaultSendWindow bounds how late the default, rate-aware slack
 	// sends a request to batch it with others due soon after it.
-	DefaultSendWindow = 500 * time.Microsecond
+	DefaultSendWindow = time.Millisecond
 	// NoSlack as Config.Slack sends every request at its own intended
 	// time, each with its own wake-up.
 	NoSlack time.Duration = -1

@@ -190,7 +190,7 @@ if [ -z "$WRK2" ]; then
   echo "  (no wrk2: ratio to wrk's closed loop $(ratio "$r_us" "$w_us"); DESIGN.md's wrk2 at 15k/s: ~20 CPU-us/req)"
 fi
 cp "$work/lg.rate2" "$work/lg.rate"; cp "$work/lg.rate2.time" "$work/lg.rate.time"
-echo "== 4. pacing precision (the last run above: the default, rate-aware send window of 500 us)"
+echo "== 4. pacing precision (the last run above: the default, rate-aware send window of 1 ms)"
 echo "  send lag (actual - intended): p50 $(json "$work/lg.rate" 'r["histograms"]["lag"]["percentiles_us"]["50"]') us, p99 $(json "$work/lg.rate" 'r["histograms"]["lag"]["percentiles_us"]["99"]') us, p99.9 $(json "$work/lg.rate" 'r["histograms"]["lag"]["percentiles_us"]["99.9"]') us"
 echo "  corrected p50 $(json "$work/lg.rate" 'r["histograms"]["latency"]["percentiles_us"]["50"]') us vs service-time p50 $(json "$work/lg.rate" 'r["histograms"]["service"]["percentiles_us"]["50"]') us; corrected p99 $(json "$work/lg.rate" 'r["histograms"]["latency"]["percentiles_us"]["99"]') us vs service p99 $(json "$work/lg.rate" 'r["histograms"]["service"]["percentiles_us"]["99"]') us"
 echo "  (wrk2's 1 ms timers add ~0.8 ms to every corrected percentile: p50 0.97 ms against nginx answering in 0.12 ms)"
