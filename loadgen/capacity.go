@@ -50,10 +50,9 @@ type CapacityOptions struct {
 // Capacity is what a server sustained under a saturating open-model load.
 type Capacity struct {
 	// Rate summarises the runs' achieved rates (Result.AchievedRate):
-	// requests completed over each run's measured time, which, when the
-	// server is saturated, includes the backlog the run still sends after
-	// Config.Duration (up to Config.Timeout), so both the requests and the
-	// time they took are counted.
+	// responses completed in each run's measured window over the window
+	// (Config.Duration). Nothing is sent after the window, and what
+	// completes in the drain that follows is not counted.
 	Rate Spread
 	// Saturated reports whether every run completed less than 90% of its
 	// offered rate: only then is Rate the server's capacity. Otherwise the
@@ -71,10 +70,11 @@ type Capacity struct {
 // Rate, each for cfg.Duration, one after the other. cfg's Rate and Pacer
 // are replaced; its Warmup must be 0, because a saturated open-model run
 // never catches up with its schedule and so records no request scheduled
-// during a warm-up (warm the server up with WarmUp first). A saturated
-// run lasts cfg.Duration plus up to cfg.Timeout, while the engine still
-// sends its backlog; Capacity.Rate counts both. It returns an error when
-// a run fails or completes no request, or when ctx ends.
+// during a warm-up (warm the server up with WarmUp first). Each run's
+// figure is the responses completed in its cfg.Duration window over that
+// window: the backlog due in the window is not sent after it, and what
+// completes in the drain is left out (Result.Drain). It returns an error
+// when a run fails or completes no request, or when ctx ends.
 func MeasureCapacity(ctx context.Context, cfg Config, opts *CapacityOptions) (*Capacity, error) {
 	o := CapacityOptions{Rate: DefaultCapacityRate, Repeat: 1, Run: Run}
 	if opts != nil {

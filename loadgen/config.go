@@ -19,6 +19,16 @@ const (
 	DefaultInterval    = time.Second      // interval snapshots
 )
 
+// Send batching (Config.Slack).
+const (
+	// DefaultSendWindow bounds how late the default, rate-aware slack
+	// sends a request to batch it with others due soon after it.
+	DefaultSendWindow = time.Millisecond
+	// NoSlack as Config.Slack sends every request at its own intended
+	// time, each with its own wake-up.
+	NoSlack time.Duration = -1
+)
+
 // Header is one request header line.
 type Header struct {
 	Name, Value string
@@ -27,9 +37,14 @@ type Header struct {
 // Config describes one load run. The zero value of every field but URL is
 // a usable default.
 type Config struct {
-	// URL is the target, http://host[:port]/path?query. Required. https is
-	// not supported.
+	// URL is the target, http://host[:port]/path?query or https://…
+	// (TLS 1.2 or 1.3 over keep-alive connections, the URL's host as SNI,
+	// sessions resumed on reconnect). Required.
 	URL string
+	// Insecure accepts any server certificate (a self-signed one) on an
+	// https URL, as wrk does; by default it is verified against the
+	// system's roots and the URL's host.
+	Insecure bool
 	// Method is the request method. Default: GET.
 	Method string
 	// Headers are added to the request after Host (a Host header here
@@ -71,18 +86,30 @@ type Config struct {
 	// fit the shared schedule.
 	StartAt time.Time
 
-	// Slack lets an open-model event loop sleep up to this long past a
-	// request's intended time so that sends due close together leave in
-	// one wake-up: fewer wake-ups (less CPU per request at high rates) for
-	// sends up to Slack late, never early. The delay is measured, not
-	// hidden: it shows in Histograms.Lag and in the corrected latency.
-	// Default: 0, every send leaves at its own time (wrk2's 1 ms timers
+	// Slack lets an open-model event loop sleep past a request's
+	// intended time so that sends due close together leave in one
+	// wake-up, and their responses come back together: fewer wake-ups
+	// (less CPU per request at high rates) for sends a little late, never
+	// early. The delay is measured, not hidden: it shows in
+	// Histograms.Lag and in the corrected latency. 0 (the default) is
+	// rate-aware: a send due alone leaves on time, and sends falling due
+	// within DefaultSendWindow of the first are sent together when the
+	// last of them is due (so none is more than DefaultSendWindow late).
+	// A positive Slack always waits that long past the first due send;
+	// NoSlack sends each request at its own time (wrk2's 1 ms timers
 	// behave roughly like a Slack of 1 ms).
 	Slack time.Duration
 
-	// Duration bounds the measured part of the run. Default:
-	// DefaultDuration, unless Requests is set.
+	// Duration is the length of the measured window, as wrk2's -d: no
+	// request is sent after it. Requests still in flight at its end get a
+	// drain of at most Timeout to complete or time out; they are counted
+	// in Result.Drain, not in Result.Requests, the histograms or the
+	// intervals (see NoDrain). Default: DefaultDuration, unless Requests
+	// is set.
 	Duration time.Duration
+	// NoDrain ends the run at the end of Duration without a drain: the
+	// requests then in flight are counted in Result.Incomplete (ab's -t).
+	NoDrain bool
 	// Requests, when > 0, ends a closed-loop run after that many requests
 	// (ab's -n). With Duration also set, whichever comes first ends it.
 	Requests int64
@@ -127,6 +154,7 @@ type target struct {
 	port     int
 	hostPort string // for the Host header
 	path     string // request-target
+	tls      bool   // https
 }
 
 func parseTarget(raw string) (target, error) {
@@ -138,16 +166,17 @@ func parseTarget(raw string) (target, error) {
 		return target{}, fmt.Errorf("loadgen: URL %q: %w", raw, err)
 	}
 	switch u.Scheme {
-	case "http":
-	case "https":
-		return target{}, fmt.Errorf("loadgen: URL %q: https is not supported; put a TLS terminator in front or test the plain-HTTP port", raw)
+	case "http", "https":
 	default:
-		return target{}, fmt.Errorf("loadgen: URL %q: want an http:// URL", raw)
+		return target{}, fmt.Errorf("loadgen: URL %q: want an http:// or https:// URL", raw)
 	}
 	if u.Hostname() == "" {
 		return target{}, fmt.Errorf("loadgen: URL %q: no host: want http://host[:port]/path", raw)
 	}
-	t := target{host: u.Hostname(), port: 80, hostPort: u.Host}
+	t := target{host: u.Hostname(), port: 80, hostPort: u.Host, tls: u.Scheme == "https"}
+	if t.tls {
+		t.port = 443
+	}
 	if p := u.Port(); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 || n > 65535 {
@@ -163,6 +192,13 @@ func parseTarget(raw string) (target, error) {
 		t.path += "?" + u.RawQuery
 	}
 	return t, nil
+}
+
+// CheckURL reports whether raw is a URL Run accepts
+// (http[s]://host[:port]/path?query), and if not, why.
+func CheckURL(raw string) error {
+	_, err := parseTarget(raw)
+	return err
 }
 
 // addr is a resolved target address.
@@ -280,8 +316,8 @@ func (c Config) normalize(gomaxprocs int) (Config, error) {
 	if c.Requests < 0 {
 		return c, fmt.Errorf("loadgen: requests %d: want >= 0", c.Requests)
 	}
-	if c.Duration < 0 || c.Warmup < 0 || c.Timeout < 0 || c.Interval < 0 || c.Slack < 0 {
-		return c, fmt.Errorf("loadgen: negative duration, warm-up, timeout, interval or slack")
+	if c.Duration < 0 || c.Warmup < 0 || c.Timeout < 0 || c.Interval < 0 || (c.Slack < 0 && c.Slack != NoSlack) {
+		return c, fmt.Errorf("loadgen: negative duration, warm-up, timeout, interval or slack (NoSlack is the one negative slack)")
 	}
 	if c.Duration == 0 && c.Requests == 0 {
 		c.Duration = DefaultDuration

@@ -22,8 +22,9 @@
 // distribution and -U's uncorrected block), [WriteAB] (ApacheBench's
 // layout), [WriteJSON] (every number, histograms included in HdrHistogram's
 // compressed encoding). [Config.OnInterval] receives per-interval
-// histograms for live progress or interval logs. [ParseWrkArgs] and
-// [ParseABArgs] accept wrk2's and ab's command lines verbatim.
+// histograms for live progress or interval logs. The command line that
+// accepts wrk2's and ab's verbatim is examples/loadgen; this package
+// parses only values ([ParseTime], [ParseMetric], [ParseHeader]).
 //
 // # Sweeps, comparisons, interval logs, shards, plots
 //

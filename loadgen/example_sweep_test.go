@@ -24,18 +24,6 @@ func ExampleShard() {
 	// shard 2/3 of constant 3000/s: 1000/s, first sends at 666.667µs 1.666667ms
 }
 
-// A Kubernetes Indexed Job gives each pod its index in
-// JOB_COMPLETION_INDEX: "-shard 3" then means "shard <index> of 3".
-func ExampleParseShard() {
-	i, n, err := loadgen.ParseShard("3", func(string) string { return "2" })
-	fmt.Println(i, n, err)
-	i, n, err = loadgen.ParseShard("1/3", os.Getenv)
-	fmt.Println(i, n, err)
-	// Output:
-	// 2 3 <nil>
-	// 1 3 <nil>
-}
-
 // A sweep over connection counts against a server, sampling this
 // process's CPU (use the server's PID, e.g. Tomcat's JVM), printed as a
 // comparison table with the knee analysis.

@@ -45,26 +45,6 @@ func ExampleRun_fixedRate() {
 		res.OfferedRate, res.AchievedRate, res.Histograms.Lag.ValueAtQuantile(99))
 }
 
-// Seeds 000-002's wrk2 command line, parsed.
-func ExampleParseWrkArgs() {
-	w, err := loadgen.ParseWrkArgs([]string{"-c1280", "-t128", "-R500000", "-d60", "http://10.0.0.1:8080/"})
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(w.Config.Connections, w.Config.Threads, w.Config.Rate, w.Config.Duration)
-	// Output: 1280 128 500000 1m0s
-}
-
-// Seed 003's ab command line, parsed: ab's defaults apply.
-func ExampleParseABArgs() {
-	a, err := loadgen.ParseABArgs([]string{"-k", "-n", "100000", "-c", "149", "http://192.168.5.44:8080/"})
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(a.Config.Requests, a.Config.Connections, "keep-alive:", !a.Config.DisableKeepAlive, "timeout:", a.Config.Timeout)
-	// Output: 100000 149 keep-alive: true timeout: 30s
-}
-
 func ExampleFormatTimeUS() {
 	fmt.Println(loadgen.FormatTimeUS(849), loadgen.FormatTimeUS(850), loadgen.FormatTimeUS(16.76e6), loadgen.FormatTimeUS(60e6))
 	// Output: 849.00us 0.85ms 16.76s 1.00m

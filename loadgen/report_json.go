@@ -71,10 +71,21 @@ type ResultJSON struct {
 	Reconnects         uint64                   `json:"reconnects"`
 	Incomplete         uint64                   `json:"incomplete"`
 	Missed             uint64                   `json:"missed"`
+	Drain              DrainJSON                `json:"drain"`
+	TLS                *TLSStats                `json:"tls,omitempty"`
 	Dropped            int64                    `json:"dropped"`
 	OpenFiles          RlimitChange             `json:"open_files"`
 	RateSamples        []float64                `json:"rate_samples"`
 	Histograms         map[string]HistogramJSON `json:"histograms"`
+}
+
+// DrainJSON is Result.Drain in JSON form.
+type DrainJSON struct {
+	Requests       uint64        `json:"requests"`
+	Errors         uint64        `json:"errors"`
+	Timeouts       uint64        `json:"timeouts"`
+	ElapsedSeconds float64       `json:"elapsed_s"`
+	Latency        HistogramJSON `json:"latency"`
 }
 
 // JSON returns res in its JSON form.
@@ -89,6 +100,19 @@ func (res *Result) JSON() (ResultJSON, error) {
 		Connects: res.Connects, Reconnects: res.Reconnects, Incomplete: res.Incomplete, Missed: res.Missed,
 		Dropped: res.Dropped, OpenFiles: res.OpenFiles, RateSamples: res.RateSamples,
 		Histograms: map[string]HistogramJSON{},
+	}
+	out.Drain = DrainJSON{Requests: res.Drain.Requests, Errors: res.Drain.Errors, Timeouts: res.Drain.Timeouts,
+		ElapsedSeconds: res.Drain.Elapsed.Seconds()}
+	if res.Drain.Latency != nil {
+		s, err := SummarizeHistogram(res.Drain.Latency)
+		if err != nil {
+			return out, err
+		}
+		out.Drain.Latency = s
+	}
+	if res.TLS != (TLSStats{}) {
+		ts := res.TLS
+		out.TLS = &ts
 	}
 	if out.RateSamples == nil {
 		out.RateSamples = []float64{}

@@ -70,8 +70,14 @@ func goldenResult() *loadgen.Result {
 		record(h.Processing, v/10+1)
 		record(h.Waiting, v/12+1)
 	}
+	drain := loadgen.NewHistogram()
+	for i := int64(0); i < 64; i++ {
+		record(drain, 1000+i*10)
+	}
 	return &loadgen.Result{
-		URL: "http://127.0.0.1:8080/examples/servlets/servlet/HelloWorldExample", Method: "GET",
+		TLS:   loadgen.TLSStats{Handshakes: 70, Resumed: 6, Version: "TLS 1.3", CipherSuite: "TLS_AES_128_GCM_SHA256"},
+		Drain: loadgen.Drain{Requests: 64, Errors: 1, Timeouts: 2, Elapsed: 1500 * time.Millisecond, Latency: drain},
+		URL:   "http://127.0.0.1:8080/examples/servlets/servlet/HelloWorldExample", Method: "GET",
 		Connections: 64, Threads: 2, KeepAlive: true, Pacer: "constant 2000/s",
 		OfferedRate: 2000, AchievedRate: 1999.5, Elapsed: 10 * time.Second,
 		Requests: 20000, Sent: 20000, Bytes: 12345678, BodyBytes: 7940000,
@@ -114,6 +120,7 @@ func TestWrkReportGolden(t *testing.T) {
 	assert.Contains(t, out, "  Socket errors: connect 3, read 2, write 1, timeout 4\n")
 	assert.Contains(t, out, "  Non-2xx or 3xx responses: 7\n")
 	assert.Contains(t, out, "Requests/sec:   2000.00\n")
+	assert.Contains(t, out, "  Drained after the window in 1.50s: 64 responses, 1 errors, 2 timeouts (not counted above)\n")
 	assert.Contains(t, out, "#[Buckets =           27, SubBuckets     =         2048]\n")
 	assert.Contains(t, out, "Uncorrected Latency (measured without taking delayed starts into account)")
 	lines := strings.Split(out, "\n")

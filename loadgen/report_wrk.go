@@ -55,11 +55,18 @@ func WriteWrk(w io.Writer, res *Result, opt WrkOptions) error {
 	e := res.Errors
 	fmt.Fprintf(b, "  %d requests in %s, %sB read\n", res.Requests,
 		FormatTimeUS(float64(res.Elapsed.Microseconds())), FormatBinary(float64(res.Bytes)))
-	if e.Socket() > 0 {
+	if e.Socket()-e.TLS > 0 {
 		fmt.Fprintf(b, "  Socket errors: connect %d, read %d, write %d, timeout %d\n", e.Connect, e.Read, e.Write, e.Timeout)
+	}
+	if e.TLS > 0 {
+		fmt.Fprintf(b, "  TLS handshake errors: %d\n", e.TLS)
 	}
 	if e.Status > 0 {
 		fmt.Fprintf(b, "  Non-2xx or 3xx responses: %d\n", e.Status)
+	}
+	if d := res.Drain; d.Requests+d.Errors+d.Timeouts > 0 {
+		fmt.Fprintf(b, "  Drained after the window in %s: %d responses, %d errors, %d timeouts (not counted above)\n",
+			FormatTimeUS(float64(d.Elapsed.Microseconds())), d.Requests, d.Errors, d.Timeouts)
 	}
 	secs := res.Elapsed.Seconds()
 	var rps, bps float64

@@ -29,6 +29,9 @@ type Errors struct {
 	Write   uint64 `json:"write"`   // write failed
 	Timeout uint64 `json:"timeout"` // no complete response within Config.Timeout
 	Status  uint64 `json:"status"`  // responses with a status outside 200-399
+	// TLS counts failed TLS handshakes (certificate rejected, alert,
+	// timeout, connection closed during the handshake).
+	TLS uint64 `json:"tls"`
 	// Errnos breaks the socket errors down by errno ("ECONNREFUSED",
 	// "EMFILE", "EADDRNOTAVAIL", "ECONNRESET", "ETIMEDOUT", "EOF",
 	// "EPROTO" for a malformed response), most frequent first.
@@ -36,11 +39,11 @@ type Errors struct {
 }
 
 // Socket returns the number of socket errors (all but Status).
-func (e Errors) Socket() uint64 { return e.Connect + e.Read + e.Write + e.Timeout }
+func (e Errors) Socket() uint64 { return e.Connect + e.Read + e.Write + e.Timeout + e.TLS }
 
 // ErrnoCount is how often one errno caused one class of error.
 type ErrnoCount struct {
-	Class string `json:"class"` // "connect", "read", "write" or "timeout"
+	Class string `json:"class"` // "connect", "read", "write", "timeout" or "tls"
 	Errno string `json:"errno"` // e.g. "ECONNREFUSED"
 	Count uint64 `json:"count"`
 }
@@ -101,12 +104,15 @@ type Result struct {
 	// measured part (0 for a closed loop); AchievedRate is Requests over
 	// Elapsed.
 	OfferedRate, AchievedRate float64
-	Start                     time.Time     // when the measured part began
-	Elapsed                   time.Duration // measured wall time
-	Warmup                    time.Duration
+	Start                     time.Time // when the measured part began
+	// Elapsed is the measured window: Config.Duration once the run
+	// reached its end, less if a request count or a cancelled context
+	// ended it first. It never includes the drain.
+	Elapsed time.Duration
+	Warmup  time.Duration
 
-	Requests uint64 // complete responses
-	Sent     uint64 // requests sent
+	Requests uint64 // responses completed in the measured window
+	Sent     uint64 // requests sent in the measured window
 	Bytes    uint64 // bytes read (headers and bodies)
 	// BodyBytes is the body bytes read (ab's "HTML transferred").
 	BodyBytes uint64
@@ -124,8 +130,14 @@ type Result struct {
 	Errors     Errors
 	Connects   uint64 // successful connects
 	Reconnects uint64 // connections the server closed and Run reopened
-	// Incomplete counts requests still in flight when the run ended.
+	// Incomplete counts requests still in flight when the run ended
+	// (after the drain, or at once with Config.NoDrain).
 	Incomplete uint64
+	// TLS describes the handshakes of an https run; zero for http.
+	TLS TLSStats
+	// Drain is what became of the requests in flight at the end of the
+	// measured window.
+	Drain Drain
 	// Missed counts open-model requests whose intended time fell inside
 	// the run but that were never sent because their connection was still
 	// busy: a sign the connections, not the server, limited the load.
@@ -142,6 +154,33 @@ type Result struct {
 	// OpenFiles is the RLIMIT_NOFILE soft limit before and after Run raised
 	// it.
 	OpenFiles RlimitChange
+}
+
+// Drain counts the requests sent in the measured window that were still in
+// flight at its end, by what became of them in the drain that follows (at
+// most Config.Timeout long). None of them is in Result.Requests, Errors,
+// Histograms or the interval snapshots.
+type Drain struct {
+	Requests uint64 // completed responses
+	// Errors counts those that failed (socket errors or a status outside
+	// 200-399) and Timeouts those that timed out.
+	Errors   uint64
+	Timeouts uint64
+	Elapsed  time.Duration // from the window's end to the last of them
+	// Latency is the corrected latency (µs) of the completed ones.
+	Latency *hdrhistogram.Histogram
+}
+
+// TLSStats counts an https run's TLS handshakes, set-up included.
+type TLSStats struct {
+	Handshakes uint64 `json:"handshakes"` // completed handshakes
+	// Resumed counts the handshakes that resumed an earlier session (a
+	// reconnect) instead of a full key exchange and certificate check.
+	Resumed uint64 `json:"resumed"`
+	// Version is the negotiated protocol ("TLS 1.3") and CipherSuite the
+	// cipher suite of the first handshake.
+	Version     string `json:"version"`
+	CipherSuite string `json:"cipher_suite"`
 }
 
 // RlimitChange records a change of RLIMIT_NOFILE.

@@ -1,25 +1,40 @@
 #!/usr/bin/env bash
-# loadgen-bench.sh: runs examples/loadgen and Debian's wrk against the same
-# target, in one go, and prints ratios. The target is nginx (Debian's
-# nginx-light) serving a ~400-byte page on 127.0.0.1, started here on a free
-# port with its own temporary prefix and config, and stopped by PID.
+# loadgen-bench.sh: runs examples/loadgen and its peers (Debian's wrk, and
+# wrk2 when one is available) against the same target, in one go,
+# alternating loadgen and the peer, and prints ratios from this one run. The
+# target is nginx (Debian's nginx-light) serving a ~400-byte page on
+# 127.0.0.1 over http and https (a self-signed certificate made here with
+# openssl), started on free ports with its own temporary prefix and config,
+# and stopped by PID. With PIN=1 (the default on 2+ CPUs) nginx runs on cpu1
+# and the generators on cpu0.
 #
 # Figures are ratios measured on a shared machine; they are reported, never
-# asserted. Needs: go, wrk, nginx, GNU time (/usr/bin/time, Debian package
-# "time"), python3 (to read loadgen's --json), ss (iproute2).
+# asserted. Needs: go, wrk, nginx (with its ssl module), openssl, GNU time
+# (/usr/bin/time, Debian package "time"), python3 (to read loadgen's --json),
+# ss (iproute2), taskset (util-linux) for PIN=1.
 #
-#   bash scripts/loadgen-bench.sh            # all scenarios, 10 s each
-#   DURATION=5 bash scripts/loadgen-bench.sh
+# wrk2 (the fixed-rate and saturated comparisons): WRK2=/path/to/wrk2, or a
+# "wrk2" on PATH, or BUILD_WRK2=1 to build it from the source kept in
+# ../shared/peers (WRK2_SRC; needs build-essential libssl-dev zlib1g-dev,
+# about a minute on 2 cores) into this run's temporary directory. The binary
+# is never kept.
+#
+#   bash scripts/loadgen-bench.sh            # all scenarios, 8 s each
+#   DURATION=5 BUILD_WRK2=1 bash scripts/loadgen-bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DURATION=${DURATION:-10}
+DURATION=${DURATION:-8}
+SAT_CONNS=${SAT_CONNS:-1280}
+SAT_RATE=${SAT_RATE:-500000}
+SAT_DURATION=${SAT_DURATION:-10}
+WRK2_SRC=${WRK2_SRC:-../shared/peers/wrk2-44a94c1.tar.gz}
 CONNS=${CONNS:-64}
 RATE=${RATE:-15000}
 THREADS=${THREADS:-2}
 IDLE_CONNS=${IDLE_CONNS:-10000}
 
-for tool in wrk nginx /usr/bin/time python3 ss go; do
+for tool in wrk nginx openssl /usr/bin/time python3 ss go; do
   command -v "$tool" >/dev/null || { echo "loadgen-bench: $tool not found" >&2; exit 1; }
 done
 
@@ -37,6 +52,20 @@ trap cleanup EXIT INT TERM
 
 go build -o "$work/loadgen" ./examples/loadgen
 
+WRK2=${WRK2:-$(command -v wrk2 || true)}
+if [ -z "$WRK2" ] && [ "${BUILD_WRK2:-0}" = 1 ]; then
+  echo "building wrk2 from $WRK2_SRC ..."
+  tar -xzf "$WRK2_SRC" -C "$work"
+  make -C "$work/wrk2" >"$work/wrk2-build.log" 2>&1 || { echo "loadgen-bench: wrk2 build failed, see the log:" >&2; tail -20 "$work/wrk2-build.log" >&2; exit 1; }
+  WRK2="$work/wrk2/wrk"
+fi
+
+GEN=() SRV=()
+if [ "${PIN:-1}" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+  GEN=(taskset -c 0) SRV=(taskset -c 1)
+fi
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+
 # A free port on 127.0.0.1, below the ephemeral range (a client socket of an
 # earlier run, in TIME_WAIT or not, made nginx's bind fail with EADDRINUSE),
 # and not used by any socket in any state.
@@ -48,7 +77,18 @@ for _ in $(seq 100); do
   if ! ss -Htan "sport = :$p" | grep -q .; then port=$p; break; fi
 done
 [ -n "$port" ] || { echo "loadgen-bench: no free port" >&2; exit 1; }
+tlsport=""
+for _ in $(seq 100); do
+  p=$((20000 + RANDOM % span))
+  if [ "$p" != "$port" ] && ! ss -Htan "sport = :$p" | grep -q .; then tlsport=$p; break; fi
+done
+[ -n "$tlsport" ] || { echo "loadgen-bench: no free port" >&2; exit 1; }
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=127.0.0.1 \
+  -addext subjectAltName=IP:127.0.0.1 -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
 
+# mktemp makes the directory 0700: nginx's worker (user nobody) could not
+# open the page and every response was a 403.
+chmod 755 "$work"
 mkdir -p "$work/nginx/logs" "$work/nginx/html"
 head -c 400 /dev/zero | tr '\0' 'x' | fold -w 79 > "$work/nginx/html/index.html"
 cat > "$work/nginx/nginx.conf" <<CONF
@@ -72,26 +112,44 @@ http {
     root $work/nginx/html;
     location / { index index.html; }
   }
+  server {
+    listen 127.0.0.1:$tlsport ssl;
+    ssl_certificate $work/cert.pem;
+    ssl_certificate_key $work/key.pem;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_session_cache shared:SSL:1m;
+    root $work/nginx/html;
+    location / { index index.html; }
+  }
 }
 CONF
 mkdir -p "$work/nginx/tmp"
-nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" 2>"$work/nginx/logs/stderr" &
+${SRV[@]+"${SRV[@]}"} nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" 2>"$work/nginx/logs/stderr" &
 nginx_pid=$!
 url="http://127.0.0.1:$port/index.html"
+tlsurl="https://127.0.0.1:$tlsport/index.html"
 for _ in $(seq 50); do
   if curl_ok=$( (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && echo ok); then break; fi
   sleep 0.1
 done
 [ "${curl_ok:-}" = ok ] || { echo "loadgen-bench: nginx did not start:"; cat "$work/nginx/logs/stderr" "$work/nginx/logs/error.log"; exit 1; } >&2
+# The page must be served (200), not an error page.
+status=$( (exec 3<>/dev/tcp/127.0.0.1/$port && printf 'GET /index.html HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3 && head -1 <&3) 2>/dev/null | tr -d '\r')
+case "$status" in
+  *" 200 "*) ;;
+  *) echo "loadgen-bench: nginx answers \"$status\" for /index.html, not 200:" >&2; tail -5 "$work/nginx/logs/error.log" >&2; exit 1 ;;
+esac
 echo "target: nginx $(nginx -v 2>&1 | sed 's/.*\///') pid $nginx_pid at $url ($(wc -c < "$work/nginx/html/index.html")-byte page)"
-echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); pinning: ${GEN[*]:-none} (generators) ${SRV[*]:-} (nginx)"
+echo "peers: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), wrk2: ${WRK2:-not available (set WRK2 or BUILD_WRK2=1)}"
 echo
 
 # timed OUT CMD...: runs CMD with GNU time; leaves "user sys maxrss_kb" in OUT.time.
 timed() {
   local out=$1; shift
-  /usr/bin/time -f "%U %S %M" -o "$out.time" "$@" >"$out" 2>"$out.err"
+  /usr/bin/time -f "%U %S %M %e" -o "$out.time" ${GEN[@]+"${GEN[@]}"} "$@" >"$out" 2>"$out.err"
 }
+wall_s() { awk '{print $4}' "$1.time"; }
 cpu_s() { awk '{print $1 + $2}' "$1.time"; }
 rss_mb() { awk '{printf "%.1f", $3 / 1024}' "$1.time"; }
 wrk_reqs() { awk '/requests in/ {print $1}' "$1"; }
@@ -107,23 +165,69 @@ w_rps=$(wrk_rps "$work/wrk.closed"); w_n=$(wrk_reqs "$work/wrk.closed")
 l_rps=$(json "$work/lg.closed" 'r["achieved_rate"]'); l_n=$(json "$work/lg.closed" 'r["requests"]')
 w_us=$(per_req_us "$(cpu_s "$work/wrk.closed")" "$w_n"); l_us=$(per_req_us "$(cpu_s "$work/lg.closed")" "$l_n")
 printf "  wrk:     %10.0f req/s  %6s CPU-us/req  (%s requests, errors: %s)\n" "$w_rps" "$w_us" "$w_n" "$(grep -c 'Socket errors' "$work/wrk.closed" || true)"
-printf "  loadgen: %10.0f req/s  %6s CPU-us/req  (%s requests, socket errors %s)\n" "$l_rps" "$l_us" "$l_n" "$(json "$work/lg.closed" 'sum(r["errors"][k] for k in ("connect","read","write","timeout"))')"
+printf "  loadgen: %10.0f req/s  %6s CPU-us/req  (%s requests, socket errors %s, status errors %s)\n" "$l_rps" "$l_us" "$l_n" "$(json "$work/lg.closed" 'sum(r["errors"][k] for k in ("connect","read","write","timeout"))')" "$(json "$work/lg.closed" 'r["errors"]["status"]')"
 echo "  ratio loadgen/wrk: req/s $(ratio "$l_rps" "$w_rps")  CPU-us/req $(ratio "$l_us" "$w_us")   (targets: >= 1.00 and <= 1.00)"
 echo
 
-echo "== 2. fixed rate $RATE req/s, $CONNS connections, ${DURATION}s"
-timed "$work/lg.rate" "$work/loadgen" -t"$THREADS" -c"$CONNS" -R"$RATE" -d"$DURATION" --json "$url"
-r_rps=$(json "$work/lg.rate" 'r["achieved_rate"]'); r_n=$(json "$work/lg.rate" 'r["requests"]')
-r_us=$(per_req_us "$(cpu_s "$work/lg.rate")" "$r_n")
-printf "  loadgen: achieved %.1f req/s of %s (%s%%), %s CPU-us/req\n" "$r_rps" "$RATE" "$(awk -v a="$r_rps" -v b="$RATE" 'BEGIN{printf "%+.2f", (a-b)*100/b}')" "$r_us"
-echo "  ratio CPU-us/req loadgen at ${RATE}/s / wrk closed loop: $(ratio "$r_us" "$w_us")  (Debian's wrk 4.1 has no -R; DESIGN.md's wrk2 at 15k/s: ~20 CPU-us/req)"
-timed "$work/lg.slack" "$work/loadgen" -t"$THREADS" -c"$CONNS" -R"$RATE" -d"$DURATION" --slack 1ms --json "$url"
-s_rps=$(json "$work/lg.slack" 'r["achieved_rate"]'); s_us=$(per_req_us "$(cpu_s "$work/lg.slack")" "$(json "$work/lg.slack" 'r["requests"]')")
-printf "  loadgen --slack 1ms (batches sends as wrk2's 1 ms timers do): achieved %.1f req/s, %s CPU-us/req, send lag p50 %s us; ratio to wrk closed loop %s\n" "$s_rps" "$s_us" "$(json "$work/lg.slack" 'r["histograms"]["lag"]["percentiles_us"]["50"]')" "$(ratio "$s_us" "$w_us")"
-echo "== 4. pacing precision (same run, --slack 0)"
+echo "== 2. fixed rate $RATE req/s, $CONNS connections, ${DURATION}s, $THREADS threads: loadgen and wrk2 alternating, twice"
+for k in 1 2; do
+  if [ -n "$WRK2" ]; then
+    timed "$work/wrk2.rate$k" "$WRK2" -t"$THREADS" -c"$CONNS" -d"$DURATION" -R"$RATE" --latency "$url"
+  fi
+  timed "$work/lg.rate$k" "$work/loadgen" -t"$THREADS" -c"$CONNS" -R"$RATE" -d"$DURATION" --json "$url"
+  r_rps=$(json "$work/lg.rate$k" 'r["achieved_rate"]'); r_n=$(json "$work/lg.rate$k" 'r["requests"]')
+  r_us=$(per_req_us "$(cpu_s "$work/lg.rate$k")" "$r_n")
+  printf "  run %d loadgen: achieved %.1f req/s of %s (%s%%), %s CPU-us/req, p50 %s us\n" "$k" "$r_rps" "$RATE" \
+    "$(awk -v a="$r_rps" -v b="$RATE" 'BEGIN{printf "%+.2f", (a-b)*100/b}')" "$r_us" "$(json "$work/lg.rate$k" 'r["histograms"]["latency"]["percentiles_us"]["50"]')"
+  if [ -n "$WRK2" ]; then
+    w2_n=$(wrk_reqs "$work/wrk2.rate$k"); w2_rps=$(wrk_rps "$work/wrk2.rate$k")
+    w2_us=$(per_req_us "$(cpu_s "$work/wrk2.rate$k")" "$w2_n")
+    printf "  run %d wrk2:    achieved %.1f req/s of %s, %s CPU-us/req, p50 %s\n" "$k" "$w2_rps" "$RATE" "$w2_us" "$(awk '/^ *50.000%/ {print $2}' "$work/wrk2.rate$k")"
+    echo "  run $k ratio loadgen/wrk2 CPU-us/req: $(ratio "$r_us" "$w2_us")   (target <= 1.00)"
+  fi
+done
+if [ -z "$WRK2" ]; then
+  echo "  (no wrk2: ratio to wrk's closed loop $(ratio "$r_us" "$w_us"); DESIGN.md's wrk2 at 15k/s: ~20 CPU-us/req)"
+fi
+cp "$work/lg.rate2" "$work/lg.rate"; cp "$work/lg.rate2.time" "$work/lg.rate.time"
+echo "== 4. pacing precision (the last run above: the default, rate-aware send window of 1 ms)"
 echo "  send lag (actual - intended): p50 $(json "$work/lg.rate" 'r["histograms"]["lag"]["percentiles_us"]["50"]') us, p99 $(json "$work/lg.rate" 'r["histograms"]["lag"]["percentiles_us"]["99"]') us, p99.9 $(json "$work/lg.rate" 'r["histograms"]["lag"]["percentiles_us"]["99.9"]') us"
 echo "  corrected p50 $(json "$work/lg.rate" 'r["histograms"]["latency"]["percentiles_us"]["50"]') us vs service-time p50 $(json "$work/lg.rate" 'r["histograms"]["service"]["percentiles_us"]["50"]') us; corrected p99 $(json "$work/lg.rate" 'r["histograms"]["latency"]["percentiles_us"]["99"]') us vs service p99 $(json "$work/lg.rate" 'r["histograms"]["service"]["percentiles_us"]["99"]') us"
 echo "  (wrk2's 1 ms timers add ~0.8 ms to every corrected percentile: p50 0.97 ms against nginx answering in 0.12 ms)"
+echo
+
+echo "== 6. saturated: -c$SAT_CONNS -R$SAT_RATE -d$SAT_DURATION (the seeds' shape), loadgen and wrk2"
+timed "$work/lg.sat" "$work/loadgen" -t"$THREADS" -c"$SAT_CONNS" -R"$SAT_RATE" -d"$SAT_DURATION" "$url" || true
+echo "  loadgen: $(awk '/requests in/' "$work/lg.sat" | sed 's/^ *//'); $(awk '/^Requests\/sec:/' "$work/lg.sat"); wall $(wall_s "$work/lg.sat") s"
+awk '/Drained after/' "$work/lg.sat" | sed 's/^ */  loadgen: /'
+echo "  loadgen latency max $(awk '/^ *Latency / {print $4}' "$work/lg.sat")"
+awk '/Non-2xx|Socket errors/' "$work/lg.sat" | sed 's/^ */  loadgen: /'
+if [ -n "$WRK2" ]; then
+  timed "$work/wrk2.sat" "$WRK2" -t"$THREADS" -c"$SAT_CONNS" -R"$SAT_RATE" -d"$SAT_DURATION" "$url" || true
+  echo "  wrk2:    $(awk '/requests in/' "$work/wrk2.sat" | sed 's/^ *//'); $(awk '/^Requests\/sec:/' "$work/wrk2.sat"); wall $(wall_s "$work/wrk2.sat") s; latency max $(awk '/^ *Latency / {print $4}' "$work/wrk2.sat")"
+  awk '/Non-2xx|Socket errors/' "$work/wrk2.sat" | sed 's/^ */  wrk2: /'
+  echo "  ratio loadgen/wrk2 Requests/sec: $(ratio "$(wrk_rps "$work/lg.sat")" "$(wrk_rps "$work/wrk2.sat")")"
+fi
+if grep -q 'Non-2xx' "$work/lg.sat"; then
+  echo "  nginx answered with errors; its error log says:"; tail -5 "$work/nginx/logs/error.log" | sed 's/^/    /'
+fi
+echo
+
+echo "== 7. https (TLS, keep-alive), closed loop, $CONNS connections, ${DURATION}s: wrk and loadgen alternating, twice"
+for k in 1 2; do
+  timed "$work/wrk.tls$k" wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" "$tlsurl"
+  timed "$work/lg.tls$k" "$work/loadgen" -t"$THREADS" -c"$CONNS" -d"$DURATION" --insecure --json "$tlsurl"
+  w_n=$(wrk_reqs "$work/wrk.tls$k"); w_rps=$(wrk_rps "$work/wrk.tls$k"); w_us=$(per_req_us "$(cpu_s "$work/wrk.tls$k")" "$w_n")
+  l_n=$(json "$work/lg.tls$k" 'r["requests"]'); l_rps=$(json "$work/lg.tls$k" 'r["achieved_rate"]'); l_us=$(per_req_us "$(cpu_s "$work/lg.tls$k")" "$l_n")
+  printf "  run %d wrk:     %10.0f req/s  %6s CPU-us/req\n" "$k" "$w_rps" "$w_us"
+  printf "  run %d loadgen: %10.0f req/s  %6s CPU-us/req  (%s, %s handshakes, %s TLS errors)\n" "$k" "$l_rps" "$l_us" \
+    "$(json "$work/lg.tls$k" 'r["tls"]["version"] + " " + r["tls"]["cipher_suite"]')" "$(json "$work/lg.tls$k" 'r["tls"]["handshakes"]')" "$(json "$work/lg.tls$k" 'r["errors"]["tls"]')"
+  echo "  run $k ratio loadgen/wrk: req/s $(ratio "$l_rps" "$w_rps")  CPU-us/req $(ratio "$l_us" "$w_us")   (aim: CPU <= 1.00)"
+done
+echo
+
+echo "== 8. coordinated-omission test (strict check: p50 and p90/p99/p99.9 against the analytic values)"
+go test -count=1 -run 'TestIntegrationCoordinatedOmission$' -v ./loadgen/ 2>&1 | grep -E 'co_linux|^(--- |ok|FAIL)' | sed 's/^/  /'
 echo
 
 echo "== 5. why not net/http: go test -bench ClosedLoop (64 connections, closed loop, 100000 requests each)"

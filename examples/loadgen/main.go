@@ -29,7 +29,7 @@ import (
 )
 
 const usage = `usage: loadgen [-c N] [-t N] [-d T] [-R rate] [-H "Name: value"] [--timeout T] [-L] [-U] [--warmup T] [--slack T] [--json]
-               [-hlog FILE] [-plot FILE.svg] [-shard i/n] [-start-at RFC3339|unix] [URL]
+               [-hlog FILE] [-plot FILE.svg] [-shard i/n] [-start-at RFC3339|unix] [-insecure] [URL]
        loadgen sweep (-c 8,16,32,64 | -R 1k,2k,4k [-c N]) [-t N] [-d T] [--warmup T] [--pid N | --process NAME] [--json] [-plot FILE.svg] URL
        loadgen merge [-o merged.hlog] [--tag corrected] a.hlog b.hlog ...
        loadgen compare [--cpu P,P,...] [--json] [-plot FILE.svg] [NAME=]base.json [NAME=]step.json ...
@@ -74,7 +74,7 @@ func runWrk(ctx context.Context, args []string, stdout io.Writer, stderr *os.Fil
 	if len(args) == 0 {
 		args = demoArgs
 	}
-	w, err := loadgen.ParseWrkArgs(args)
+	w, err := parseWrkArgs(args)
 	if err != nil || w.Help {
 		return errors.Join(err, helpErr(w.Help))
 	}
@@ -134,11 +134,14 @@ func runWrk(ctx context.Context, args []string, stdout io.Writer, stderr *os.Fil
 	if res.Missed > 0 {
 		fmt.Fprintf(stderr, "  %d requests due in the run were never sent (all connections busy): add connections\n", res.Missed)
 	}
+	if t := res.TLS; t.Handshakes > 0 {
+		fmt.Fprintf(stderr, "  %s %s: %d handshakes, %d resumed\n", t.Version, t.CipherSuite, t.Handshakes, t.Resumed)
+	}
 	return loadgen.WriteWrk(stdout, res, w.Report)
 }
 
 func runAB(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
-	a, err := loadgen.ParseABArgs(args)
+	a, err := parseABArgs(args)
 	if err != nil || a.Help || a.Config.URL == "" {
 		return errors.Join(err, helpErr(a.Help || err == nil))
 	}
@@ -169,7 +172,7 @@ func runAB(ctx context.Context, args []string, stdout io.Writer, stderr *os.File
 }
 
 func runSweep(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
-	a, err := loadgen.ParseSweepArgs(args)
+	a, err := parseSweepArgs(args)
 	if err != nil || a.Help {
 		return errors.Join(err, helpErr(a.Help))
 	}
@@ -217,7 +220,7 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 }
 
 func runMerge(args []string, stdout io.Writer) error {
-	a, err := loadgen.ParseMergeArgs(args)
+	a, err := parseMergeArgs(args)
 	if err != nil || a.Help {
 		return errors.Join(err, helpErr(a.Help))
 	}
@@ -230,11 +233,11 @@ func runMerge(args []string, stdout io.Writer) error {
 }
 
 func runCompare(args []string, stdout io.Writer, stderr *os.File) error {
-	a, err := loadgen.ParseCompareArgs(args)
+	a, err := parseCompareArgs(args)
 	if err != nil || a.Help {
 		return errors.Join(err, helpErr(a.Help))
 	}
-	c, series, err := loadgen.CompareFiles(a)
+	c, series, err := loadgen.CompareFiles(a.Runs, a.CPU)
 	if err != nil {
 		return err
 	}

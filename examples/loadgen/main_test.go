@@ -81,7 +81,7 @@ func TestABWithoutKeepAlive(t *testing.T) {
 func TestLuaScriptRejected(t *testing.T) {
 	err := run(context.Background(), []string{"-s", "pipeline.lua", "http://127.0.0.1:1/"}, &bytes.Buffer{}, devNull(t))
 	require.Error(t, err)
-	assert.True(t, errors.Is(err, loadgen.ErrLuaScript))
+	assert.True(t, errors.Is(err, errLuaScript))
 	assert.Contains(t, err.Error(), "Lua scripts (-s) are not supported")
 }
 

@@ -13,8 +13,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/nettune/nettune/loadgen"
 )
 
 // manifestDoc is one YAML document of the Kubernetes manifests, read by
@@ -138,7 +136,7 @@ func TestIndexedJobManifest(t *testing.T) {
 			s = strings.ReplaceAll(s, "$(JOB_COMPLETION_INDEX)", strconv.Itoa(i))
 			a = append(a, strings.ReplaceAll(s, "${START_AT}", start))
 		}
-		w, err := loadgen.ParseWrkArgs(a)
+		w, err := parseWrkArgs(a)
 		require.NoError(t, err, "shard %d: %q", i, a)
 		assert.Equal(t, i, w.Config.Shard)
 		assert.Equal(t, n, w.Config.Shards, "-shard i/n agrees with completions")
@@ -156,7 +154,7 @@ func TestIndexedJobManifest(t *testing.T) {
 	margs := m.lists["spec.template.spec.containers.-.args"]
 	require.NotEmpty(t, margs)
 	assert.Equal(t, "merge", margs[0])
-	ma, err := loadgen.ParseMergeArgs(margs[1:])
+	ma, err := parseMergeArgs(margs[1:])
 	require.NoError(t, err)
 	assert.Equal(t, hlogs, ma.Files, "the merge reads every shard's log")
 	assert.True(t, strings.HasPrefix(ma.Out, mount+"/"))

@@ -33,18 +33,6 @@ func TestReadResultJSON(t *testing.T) {
 	assert.ErrorContains(t, err, "result JSON")
 }
 
-func TestParseCompareArgs(t *testing.T) {
-	a, err := loadgen.ParseCompareArgs([]string{"--cpu", "93.1,92.9", "base=a.json", "dir/step.json", "-plot", "c.svg"})
-	require.NoError(t, err)
-	assert.Equal(t, []loadgen.NamedFile{{Name: "base", Path: "a.json"}, {Name: "step", Path: "dir/step.json"}}, a.Runs)
-	assert.Equal(t, []float64{93.1, 92.9}, a.CPU)
-	assert.Equal(t, "c.svg", a.Plot)
-	for _, bad := range [][]string{nil, {"--cpu", "101", "a.json"}, {"=a.json"}, {"--cpu", "1,2", "a.json"}} {
-		_, err := loadgen.ParseCompareArgs(bad)
-		assert.ErrorIs(t, err, loadgen.ErrUsage, "%q", bad)
-	}
-}
-
 func FuzzReadResultJSON(f *testing.F) {
 	golden, err := os.ReadFile(filepath.Join("testdata", "TestJSONHasEveryNumber.golden"))
 	if err != nil {

@@ -1,0 +1,230 @@
+// Results, interval logs and plots as files: what the command line reads
+// and writes, for programs that do the same.
+
+package loadgen
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// ReadHlogFile reads an interval log from a file; errors name the file.
+func ReadHlogFile(path string) (*IntervalLog, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	l, err := ReadHlog(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return l, nil
+}
+
+// MergeHlogFiles reads the logs of several load generators and merges
+// them (see MergeHlogs); when out is not empty it writes the merged log
+// there.
+func MergeHlogFiles(out, tag string, paths ...string) (*MergedLogs, error) {
+	var logs []*IntervalLog
+	for _, p := range paths {
+		l, err := ReadHlogFile(p)
+		if err != nil {
+			return nil, err
+		}
+		if h, _, _ := l.Total(tag); h == nil {
+			return nil, fmt.Errorf("loadgen: merge: %s has no interval tagged %q", p, tag)
+		}
+		logs = append(logs, l)
+	}
+	m, err := MergeHlogs(tag, logs...)
+	if err != nil {
+		return nil, err
+	}
+	if out != "" {
+		var b bytes.Buffer
+		if err := WriteHlog(&b, &m.Log); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// Summary renders a merge: each generator's count, active window and
+// rate, then the total count, the throughput (sum of each generator's
+// rate) and the merged latency percentiles.
+func (m *MergedLogs) Summary(names []string, tag string) string {
+	rows := [][]string{{"log", "requests", "window", "req/s"}}
+	for i := range m.Windows {
+		name := fmt.Sprintf("log %d", i+1)
+		if i < len(names) {
+			name = names[i]
+		}
+		rows = append(rows, []string{name, fmt.Sprint(m.Counts[i]), fmt.Sprintf("%.3fs", m.Windows[i].Seconds()), fmt.Sprintf("%.2f", rate(m.Counts[i], m.Windows[i]))})
+	}
+	var b strings.Builder
+	b.WriteString(table(rows))
+	h := m.Total
+	fmt.Fprintf(&b, "\nmerged %q: %d requests, %.2f requests/sec\n", tag, h.TotalCount(), m.Throughput)
+	fmt.Fprintf(&b, "  mean %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
+		FormatDuration(usDuration(h.Mean())), FormatDuration(usDuration(float64(h.ValueAtQuantile(50)))),
+		FormatDuration(usDuration(float64(h.ValueAtQuantile(90)))), FormatDuration(usDuration(float64(h.ValueAtQuantile(99)))),
+		FormatDuration(usDuration(float64(h.ValueAtQuantile(99.9)))), FormatDuration(usDuration(float64(h.Max()))))
+	if m.Dropped > 0 {
+		fmt.Fprintf(&b, "  %d values out of range were dropped\n", m.Dropped)
+	}
+	return b.String()
+}
+
+func rate(n int64, w time.Duration) float64 {
+	if w <= 0 {
+		return 0
+	}
+	return float64(n) / w.Seconds()
+}
+
+// WriteRunPlot draws a run's corrected and uncorrected latency
+// percentiles into an SVG file.
+func WriteRunPlot(path, title string, r *Result) error {
+	series := []PercentileSeries{{Name: "corrected", Points: Spectrum(r.Histograms.Latency, 5)}}
+	if r.Pacer != "" {
+		series = append(series, PercentileSeries{Name: "uncorrected (service)", Points: Spectrum(r.Histograms.Service, 5)})
+	}
+	var b bytes.Buffer
+	if err := PlotPercentiles(&b, title, series); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// WriteSweepPlots draws a sweep into two SVG files: the latency
+// percentiles of every level at path, and the throughput of every level,
+// with its change against the first and the previous, at path with
+// "-throughput" before the extension. It returns the files written.
+func WriteSweepPlots(path, title string, s *SweepResult) ([]string, error) {
+	return WriteComparePlots(path, title, s.Comparison(), s.Series())
+}
+
+// ReadResultJSON rebuilds a Result from WriteJSON's output (the CLI's
+// --json): counts, errors, rates, and the histograms decoded from their
+// HdrHistogram encoding, so it can be compared or plotted later.
+func ReadResultJSON(r io.Reader) (*Result, error) {
+	var j ResultJSON
+	if err := json.NewDecoder(r).Decode(&j); err != nil {
+		return nil, fmt.Errorf("loadgen: result JSON: %w", err)
+	}
+	res := &Result{
+		URL: j.URL, Method: j.Method, Connections: j.Connections, Threads: j.Threads, KeepAlive: j.KeepAlive,
+		Pacer: j.Pacer, OfferedRate: j.OfferedRate, AchievedRate: j.AchievedRate, Start: j.Start,
+		Elapsed: secs(j.ElapsedSeconds), Warmup: secs(j.WarmupSeconds), Requests: j.Requests, Sent: j.Sent,
+		Bytes: j.Bytes, BodyBytes: j.BodyBytes, KeepAliveResponses: j.KeepAliveResponses,
+		LengthMismatches: j.LengthMismatches, DocumentLength: j.DocumentLength, Server: j.Server,
+		Errors: j.Errors, Connects: j.Connects, Reconnects: j.Reconnects, Incomplete: j.Incomplete,
+		Missed: j.Missed, Dropped: j.Dropped, OpenFiles: j.OpenFiles, RateSamples: j.RateSamples,
+		Histograms: newHistograms(),
+		Drain: Drain{Requests: j.Drain.Requests, Errors: j.Drain.Errors, Timeouts: j.Drain.Timeouts,
+			Elapsed: secs(j.Drain.ElapsedSeconds), Latency: NewHistogram()},
+	}
+	if j.TLS != nil {
+		res.TLS = *j.TLS
+	}
+	if j.Drain.Latency.Encoded != "" {
+		h, err := decodeHist(j.Drain.Latency.Encoded)
+		if err != nil {
+			return nil, fmt.Errorf("loadgen: result JSON: drain latency histogram: %w", err)
+		}
+		if h.TotalCount() != j.Drain.Latency.Count {
+			return nil, fmt.Errorf("loadgen: result JSON: drain latency histogram holds %d values, its count says %d", h.TotalCount(), j.Drain.Latency.Count)
+		}
+		res.Drain.Latency = h
+	}
+	for name, dst := range map[string]**hdrhistogram.Histogram{
+		"latency": &res.Histograms.Latency, "service": &res.Histograms.Service, "lag": &res.Histograms.Lag,
+		"connect": &res.Histograms.Connect, "processing": &res.Histograms.Processing, "waiting": &res.Histograms.Waiting,
+	} {
+		hj, ok := j.Histograms[name]
+		if !ok || hj.Encoded == "" {
+			continue
+		}
+		h, err := decodeHist(hj.Encoded)
+		if err != nil {
+			return nil, fmt.Errorf("loadgen: result JSON: histogram %q: %w", name, err)
+		}
+		if h.TotalCount() != hj.Count {
+			return nil, fmt.Errorf("loadgen: result JSON: histogram %q holds %d values, its count says %d", name, h.TotalCount(), hj.Count)
+		}
+		*dst = h
+	}
+	if res.Histograms.Latency.TotalCount() == 0 && res.Requests > 0 {
+		return nil, fmt.Errorf("loadgen: result JSON: %d requests but no latency histogram (hdr_base64)", res.Requests)
+	}
+	return res, nil
+}
+
+func decodeHist(s string) (*hdrhistogram.Histogram, error) {
+	if _, err := base64.StdEncoding.DecodeString(s); err != nil {
+		return nil, fmt.Errorf("not base64: %w", err)
+	}
+	return hdrhistogram.Decode([]byte(s))
+}
+
+// NamedFile is one input of a comparison.
+type NamedFile struct{ Name, Path string }
+
+// CompareFiles reads the runs' JSON results and compares them against the
+// first; it also returns each run's latency percentile spectrum.
+func CompareFiles(runs []NamedFile, cpu []float64) (Comparison, []PercentileSeries, error) {
+	var figs []Figures
+	var series []PercentileSeries
+	for i, r := range runs {
+		f, err := os.Open(r.Path)
+		if err != nil {
+			return Comparison{}, nil, err
+		}
+		res, err := ReadResultJSON(f)
+		f.Close()
+		if err != nil {
+			return Comparison{}, nil, fmt.Errorf("%s: %w", r.Path, err)
+		}
+		fig := FiguresOf(r.Name, res)
+		if cpu != nil {
+			fig.CPU = cpu[i]
+		}
+		figs = append(figs, fig)
+		if res.Histograms.Latency.TotalCount() > 0 {
+			series = append(series, PercentileSeries{Name: r.Name, Points: Spectrum(res.Histograms.Latency, 5)})
+		}
+	}
+	return Compare(figs...), series, nil
+}
+
+// WriteComparePlots draws a comparison into two SVG files: the runs'
+// latency percentiles overlaid at path, and their throughput with uplift
+// labels at path with "-throughput" before the extension.
+func WriteComparePlots(path, title string, c Comparison, series []PercentileSeries) ([]string, error) {
+	var p, t bytes.Buffer
+	if err := PlotPercentiles(&p, title+": latency by percentile", series); err != nil {
+		return nil, err
+	}
+	if err := PlotThroughput(&t, title+": throughput", c); err != nil {
+		return nil, err
+	}
+	bars := strings.TrimSuffix(path, ".svg") + "-throughput.svg"
+	if err := os.WriteFile(path, p.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(bars, t.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	return []string{path, bars}, nil
+}
