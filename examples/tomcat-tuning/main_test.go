@@ -329,7 +329,7 @@ func TestKeepThenRevertRestartsTomcat(t *testing.T) {
 	out, err := runProgram(t, ctx, "-apply", "-keep", "-cpu-method", "affinity",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-journal", journal, "-steps", "access-log",
-		"-duration", "1s", "-warmup", "0s", "-rate", "200", "-connections", "8")
+		"-duration", "1s", "-warmup", "3s", "-warmup-interval", "1s", "-rate", "200", "-connections", "8")
 	require.NoError(t, err)
 	assert.Contains(t, out, "changes kept; undo them with -revert")
 	tuned, err := in.PID()
@@ -462,7 +462,7 @@ func startAccessLogStep(t *testing.T, ctx context.Context, in *tomcatconf.Instan
 	return startUntil(t, ctx, "== measure access-log", "-apply", "-cpu-method", "affinity",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-journal", journal, "-steps", "access-log,threads",
-		"-duration", "2s", "-warmup", "0s", "-rate", "200", "-connections", "8")
+		"-duration", "2s", "-warmup", "3s", "-warmup-interval", "1s", "-rate", "200", "-connections", "8")
 }
 
 // TestInterruptReverts sends SIGINT while a step is measured: the run

@@ -349,10 +349,14 @@ func flock(p string, how int, deadline time.Time) (*os.File, error) {
 const (
 	debianTomcatHome = "/usr/share/tomcat10"
 	debianTomcatBase = "/var/lib/tomcat10"
+	// debianTomcatShipped holds the package's own copies of the files it
+	// installs in /etc/tomcat10 (server.xml, web.xml, …).
+	debianTomcatShipped = "/usr/share/tomcat10/etc"
 )
 
 // DebianTomcatBase copies Debian's tomcat10 instance (conf from
-// /etc/tomcat10 through /var/lib/tomcat10/conf, the ROOT webapp, the
+// /etc/tomcat10 through /var/lib/tomcat10/conf with the files as the
+// package ships them from /usr/share/tomcat10/etc, the ROOT webapp, the
 // examples context) into a new temporary CATALINA_BASE and returns it. It
 // needs root (/etc/tomcat10 is root:tomcat 0640) and the tomcat10 and
 // tomcat10-examples packages; the copy is owned as Debian's instance is
@@ -382,6 +386,11 @@ func DebianTomcatBase(t testing.TB) string {
 	}
 	for _, c := range [][]string{
 		{"cp", "-rL", filepath.Join(debianTomcatBase, "conf") + "/.", filepath.Join(base, "conf")},
+		// Tests of the packaged instance edit /etc/tomcat10/server.xml
+		// (the study comments out its access log) while other packages'
+		// tests copy it: the files as the package ships them come from
+		// /usr/share/tomcat10/etc, which nothing changes.
+		{"cp", "-rL", debianTomcatShipped + "/.", filepath.Join(base, "conf")},
 		{"cp", "-rL", filepath.Join(debianTomcatBase, "webapps", "ROOT"), filepath.Join(base, "webapps")},
 	} {
 		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
