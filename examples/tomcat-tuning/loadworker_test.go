@@ -207,8 +207,8 @@ func TestLoadWorkerProcess(t *testing.T) {
 	assert.Equal(t, 4, res.Connections)
 	assert.NotZero(t, res.Histograms.Latency.TotalCount())
 
-	_, err = l.run(ctx, loadgen.Config{URL: "https://127.0.0.1:1/", Duration: time.Second})
-	assert.ErrorContains(t, err, "https is not supported", "the worker's own message")
+	_, err = l.run(ctx, loadgen.Config{URL: "ftp://127.0.0.1:1/", Duration: time.Second})
+	assert.ErrorContains(t, err, "want an http:// or https:// URL", "the worker's own message")
 	assert.ErrorContains(t, err, "exit status 1")
 
 	_, err = netnsLoad{exe: filepath.Join(t.TempDir(), "missing")}.run(ctx, loadgen.Config{URL: hw.URL, Duration: time.Second})
