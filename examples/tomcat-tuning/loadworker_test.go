@@ -145,16 +145,21 @@ func TestLoadWorkerRejectsBadRequest(t *testing.T) {
 // workerProcs returns the PIDs of processes running bin (by /proc/PID/exe).
 func workerProcs(t *testing.T, bin string) []int {
 	t.Helper()
+	return pidsWhere(t, func(dir string) bool {
+		exe, err := os.Readlink(filepath.Join(dir, "exe"))
+		return err == nil && strings.TrimSuffix(exe, " (deleted)") == bin
+	})
+}
+
+// pidsWhere returns the PIDs in /proc whose directory satisfies match.
+func pidsWhere(t *testing.T, match func(dir string) bool) []int {
+	t.Helper()
 	ents, err := os.ReadDir("/proc")
 	require.NoError(t, err)
 	var pids []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if err == nil && strings.TrimSuffix(exe, " (deleted)") == bin {
+		if err == nil && match(filepath.Join("/proc", e.Name())) {
 			pids = append(pids, pid)
 		}
 	}

@@ -137,23 +137,13 @@ func nsChannels(t *testing.T, netns, ifname string) (nic.Channels, error) {
 	return ch, err
 }
 
-// jvmsOf returns the PIDs of JVMs started with catalina.base = base.
+// jvmPIDsOf returns the PIDs of JVMs started with catalina.base = base.
 func jvmPIDsOf(t *testing.T, base string) []int {
 	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	require.NoError(t, err)
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(cmdline, []byte("-Dcatalina.base="+base+"\x00")) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	return pidsWhere(t, func(dir string) bool {
+		cmdline, err := os.ReadFile(filepath.Join(dir, "cmdline"))
+		return err == nil && bytes.Contains(cmdline, []byte("-Dcatalina.base="+base+"\x00"))
+	})
 }
 
 // syncBuffer is a bytes.Buffer safe for a command's output while the
