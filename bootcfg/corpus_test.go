@@ -100,7 +100,7 @@ func TestCorpusValuesMatchShell(t *testing.T) {
 					continue
 				}
 				known++
-				assert.Equal(t, env[name], v.Value, "%s (set at %s:%d)", name, v.Origin.File, v.Origin.Line)
+				assert.Equal(t, env[name], v.Value, "%s (set at %s:%d)", name, v.File, v.Line)
 			}
 			assert.NotEmpty(t, cfg.Names())
 			t.Logf("%d of %d variables known", known, len(cfg.Names()))

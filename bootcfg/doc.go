@@ -26,9 +26,9 @@
 // drop-ins append) is followed exactly. Anything else only a shell can
 // evaluate — $(...), backquotes, other variables, arithmetic, an
 // assignment under if/case/&&/|| or in a background list — is reported
-// as such ([Assignment.Expansions], [Value.Dynamic]) and never guessed;
-// editing such a value is refused with a [*DynamicError] naming the file
-// and line.
+// as such ([Value.Dynamic]) and never guessed; editing such a value is
+// refused with an error matching [ErrDynamic] that names the file and
+// line.
 //
 // # Editing
 //
