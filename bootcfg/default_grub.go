@@ -19,11 +19,6 @@ const (
 	CmdlineLinuxDefault = "GRUB_CMDLINE_LINUX_DEFAULT"
 )
 
-// DropInDir is the directory of drop-ins beside the defaults file:
-// /etc/default/grub.d, whose *.cfg files grub-mkconfig (Debian, Ubuntu)
-// sources after /etc/default/grub.
-const DropInDir = "grub.d"
-
 // File is one parsed shell file: /etc/default/grub or a drop-in.
 type File struct {
 	Path string

@@ -33,3 +33,18 @@ func Origin(v Value) *assignment { return v.origin }
 
 // Chain returns the assignments that build v.
 func Chain(v Value) []*assignment { return v.chain }
+
+// Helpers the external tests call directly.
+var (
+	KeyEqual            = keyEqual
+	IOMMUFromGroupTypes = iommuFromGroupTypes
+)
+
+// FlushUnknown is the policy of a passthrough domain or one not reported.
+const FlushUnknown = flushUnknown
+
+// IOMMUGroupTypes reads /sys/kernel/iommu_groups/*/type under h's root.
+func IOMMUGroupTypes(h *Host) ([]string, error) { return h.iommuGroupTypes() }
+
+// KernelLog reads /dev/kmsg under h's root.
+func KernelLog(h *Host) (string, error) { return h.kernelLog() }

@@ -157,7 +157,7 @@ func TestHostIOMMUSources(t *testing.T) {
 func TestIntegrationIOMMUThisMachine(t *testing.T) {
 	testutil.RequireRoot(t)
 	h := bootcfg.NewDefault()
-	types, err := h.IOMMUGroupTypes()
+	types, err := bootcfg.IOMMUGroupTypes(h)
 	require.NoError(t, err)
 	st, err := h.IOMMU()
 	if errors.Is(err, os.ErrPermission) || errors.Is(err, os.ErrNotExist) {
@@ -193,7 +193,7 @@ func TestIntegrationIOMMUThisMachine(t *testing.T) {
 
 func TestKernelLogThisMachine(t *testing.T) {
 	testutil.RequireRoot(t)
-	log, err := bootcfg.NewDefault().KernelLog()
+	log, err := bootcfg.KernelLog(bootcfg.NewDefault())
 	if errors.Is(err, os.ErrPermission) || errors.Is(err, os.ErrNotExist) {
 		t.Skipf("skipped: /dev/kmsg cannot be read here: %v", err)
 	}
