@@ -158,7 +158,7 @@ func TestParseFileCommandsAndUnset(t *testing.T) {
 	assert.Equal(t, "1", env["W"])
 
 	pu := writeConfig(t, "GRUB_CMDLINE_LINUX=\"a\"\nunset GRUB_CMDLINE_LINUX\n", nil)
-	_, err = planFor(t, pu, bootcfg.Edit{Set: seedParams})
+	_, err = planFor(t, pu, bootcfg.Edit{Set: guideParams})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "is unset at "+pu+":2")
 }

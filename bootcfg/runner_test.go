@@ -68,7 +68,7 @@ func TestRegenerateCommand(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, cfg := toolRoot(t, tt.grub, tt.tools...)
-			plan, err := cfg.Plan(bootcfg.Edit{Set: seedParams})
+			plan, err := cfg.Plan(bootcfg.Edit{Set: guideParams})
 			require.NoError(t, err)
 			rec := &recorder{out: "Generating grub configuration file ...\ndone\n"}
 			args, out, err := h.Regenerate(context.Background(), rec, cfg, plan)
