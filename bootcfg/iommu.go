@@ -21,9 +21,9 @@ const (
 	DomainPassthrough DomainType = "Passthrough" // identity mapping (iommu.passthrough=1)
 	DomainBlocked     DomainType = "Blocked"
 	DomainUnmanaged   DomainType = "Unmanaged"
-
-	domainUnknown DomainType = ""
 )
+
+const domainUnknown DomainType = ""
 
 // FlushPolicy is the IOTLB invalidation policy of translated domains.
 type FlushPolicy string
@@ -32,9 +32,9 @@ type FlushPolicy string
 const (
 	FlushStrict FlushPolicy = "strict" // invalidate on every unmap (iommu.strict=1)
 	FlushLazy   FlushPolicy = "lazy"   // batched, flush queue (iommu.strict=0)
-
-	flushUnknown FlushPolicy = ""
 )
+
+const flushUnknown FlushPolicy = ""
 
 // The IOMMU alignment of the Arm Neoverse Tomcat tuning guide, which are
 // Ubuntu's defaults: translated DMA domains (iommu.passthrough=0) with
