@@ -209,6 +209,35 @@ func (s Set) String() string {
 	return b.String()
 }
 
+// Lscpu formats s as lscpu (util-linux) prints CPU lists: ascending, a run
+// of three or more ids as "lo-hi" and a run of two as two ids
+// ("0,1,8,9,16-23"), where String writes a pair as "0-1". The empty set is
+// "". Parse reads the result back.
+func (s Set) Lscpu() string {
+	var b strings.Builder
+	ids := s.IDs()
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(ids[i]))
+		switch {
+		case j == i+1:
+			b.WriteByte(',')
+			b.WriteString(strconv.Itoa(ids[j]))
+		case j > i+1:
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(ids[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
 // Spaced formats s as numactl lists a node's cpus: every id, separated by
 // single spaces ("0 1 2 3").
 func (s Set) Spaced() string {

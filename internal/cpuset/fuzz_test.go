@@ -22,6 +22,10 @@ func FuzzParse(f *testing.F) {
 		if !back.Equal(set) {
 			t.Fatalf("round trip of %q: %q != %q", s, back.String(), set.String())
 		}
+		lscpu, err := cpuset.Parse(set.Lscpu())
+		if err != nil || !lscpu.Equal(set) {
+			t.Fatalf("lscpu round trip of %q: %v %q", set.String(), err, set.Lscpu())
+		}
 		m, err := cpuset.ParseMask(set.Mask(1))
 		if err != nil || !m.Equal(set) {
 			t.Fatalf("mask round trip of %q: %v %q", set.String(), err, m.String())
