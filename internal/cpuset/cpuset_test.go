@@ -56,6 +56,7 @@ func TestLscpu(t *testing.T) {
 		{name: "192-cpu host after hotplug", in: "0-95,104-191", want: "0-95,104-191"},
 		{name: "singles", in: "0,2,4", want: "0,2,4"},
 		{name: "pair then single", in: "3-4,6", want: "3,4,6"},
+		{name: "odd ids", in: "1,3,5", want: "1,3,5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
