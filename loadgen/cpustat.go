@@ -56,8 +56,28 @@ type CPUUse struct {
 	Cores float64
 }
 
-// HostCPU reads the host's cumulative CPU times from /proc/stat under root.
-func HostCPU(root hostfs.Root) (CPUTimes, error) {
+// HostCPU reads the host's cumulative CPU times from /proc/stat under
+// root, the directory standing for the host's "/" ("" or "/": this host; a
+// container that mounts the host at /host passes "/host"). It needs no
+// privilege.
+func HostCPU(root string) (CPUTimes, error) {
+	r, err := openRoot(root)
+	if err != nil {
+		return CPUTimes{}, err
+	}
+	return hostCPU(r)
+}
+
+// openRoot checks root, which must be an existing directory ("" is "/").
+func openRoot(root string) (hostfs.Root, error) {
+	r, err := hostfs.New(root)
+	if err != nil {
+		return hostfs.Root{}, fmt.Errorf("loadgen: %w", err)
+	}
+	return r, nil
+}
+
+func hostCPU(root hostfs.Root) (CPUTimes, error) {
 	p := root.Proc("stat")
 	b, err := hostfs.ReadFile(p)
 	if err != nil {
@@ -147,8 +167,18 @@ func delta(a, b uint64) (time.Duration, bool) {
 }
 
 // ProcessCPU reads the cumulative user+system CPU time of process pid (all
-// its threads) from /proc/PID/stat under root.
-func ProcessCPU(root hostfs.Root, pid int) (CPUTimes, error) {
+// its threads) from /proc/PID/stat under root ("" or "/": this host). It
+// needs no privilege unless /proc is mounted with hidepid. The error
+// matches os.ErrNotExist when there is no such process.
+func ProcessCPU(root string, pid int) (CPUTimes, error) {
+	r, err := openRoot(root)
+	if err != nil {
+		return CPUTimes{}, err
+	}
+	return processCPU(r, pid)
+}
+
+func processCPU(root hostfs.Root, pid int) (CPUTimes, error) {
 	p := root.Proc(strconv.Itoa(pid), "stat")
 	b, err := hostfs.ReadAttr(p)
 	if err != nil {
@@ -240,10 +270,16 @@ func plausibleTotal(total, wall time.Duration, cpus int) bool {
 	return total > 0 && float64(total) >= want-slack && float64(total) <= want+slack
 }
 
-// FindProcess returns the PIDs under root whose command name (comm) or
-// command line contains name, e.g. "java" for Tomcat's JVM, lowest first.
-func FindProcess(root hostfs.Root, name string) ([]int, error) {
-	dirs, err := filepath.Glob(root.Proc("[0-9]*"))
+// FindProcess returns the PIDs under root ("" or "/": this host) whose
+// command name (/proc/PID/comm) is name or whose command line
+// (/proc/PID/cmdline) contains it, e.g. "java" for Tomcat's JVM, lowest
+// first; this process is left out.
+func FindProcess(root string, name string) ([]int, error) {
+	r, err := openRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	dirs, err := filepath.Glob(r.Proc("[0-9]*"))
 	if err != nil {
 		return nil, err
 	}

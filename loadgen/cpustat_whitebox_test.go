@@ -115,7 +115,7 @@ func TestCPUOfABusyChild(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("skipped: no /proc")
 	}
-	root := hostfs.Default()
+	root := "/"
 	cmd := exec.Command("sh", "-c", "while :; do :; done")
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
@@ -156,7 +156,7 @@ func TestCPUOfABusyChild(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Dir(fixture.Proc("stat")), 0o755))
 	require.NoError(t, os.WriteFile(fixture.Proc("stat"), []byte("intr 1\n"), 0o644))
-	_, err = HostCPU(fixture)
+	_, err = HostCPU(fixture.Dir())
 	require.ErrorContains(t, err, fixture.Proc("stat"))
 }
 
@@ -165,7 +165,7 @@ func TestCPUOfABusyChild(t *testing.T) {
 // two kernel accountings of one process, equal to within a few ticks
 // whatever the machine's load.
 func TestProcessCPUMatchesGetrusage(t *testing.T) {
-	root := hostfs.Default()
+	root := "/"
 	rusage := func() time.Duration {
 		var ru syscall.Rusage
 		require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
@@ -244,7 +244,7 @@ func TestIntegrationHostCPUAcrossHotplug(t *testing.T) {
 		for deadline := time.Now().Add(300 * time.Millisecond); time.Now().Before(deadline); {
 		}
 	}
-	root := hostfs.Default()
+	root := "/"
 	h0, err := HostCPU(root)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(cpu1, []byte("0"), 0))
