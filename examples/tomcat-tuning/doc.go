@@ -1,7 +1,7 @@
 //go:build linux
 
-// Command tomcat-tuning runs the Arm Neoverse Tomcat tuning guide (the
-// seeds) as one safe, measured, reversible program. The guide's procedure
+// Command tomcat-tuning runs the Arm Neoverse Tomcat tuning guide as one
+// safe, measured, reversible program. The guide's procedure
 // is a baseline — IOMMU boot settings, N CPUs online, Tomcat under
 // `ulimit -n 65535` — then the access log off, maxThreads = CPUs - 1 with
 // the keep-alive and connection limits, NIC queues = CPUs and CPUs local to
@@ -13,7 +13,7 @@
 //	go run ./examples/tomcat-tuning -apply -keep       # leave the tuned state in place
 //	go run ./examples/tomcat-tuning -revert            # undo what an earlier (killed) run left
 //
-// Steps, in the seeds' order (-steps picks and orders them): iommu (the
+// Steps, in the guide's order (-steps picks and orders them): iommu (the
 // GRUB_CMDLINE_LINUX diff; always skipped, "reboot required" — the study
 // never edits the boot configuration), cpus (hotplug, or JVM affinity with
 // -cpu-method affinity), open-files, access-log, threads (sized from a

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nettune/nettune/internal/statedir"
 	"github.com/nettune/nettune/loadgen"
 	"github.com/nettune/nettune/tuning"
 )
@@ -113,23 +114,9 @@ const (
 	methodAffinity = "affinity"
 )
 
-// defaultJournal is /var/lib/nettune for root, else $XDG_STATE_HOME/nettune
-// (~/.local/state/nettune).
-func defaultJournal() string {
-	const name = "tomcat-tuning.journal"
-	if os.Geteuid() == 0 {
-		return filepath.Join("/var/lib/nettune", name)
-	}
-	dir := os.Getenv("XDG_STATE_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return filepath.Join(os.TempDir(), name)
-		}
-		dir = filepath.Join(home, ".local", "state")
-	}
-	return filepath.Join(dir, "nettune", name)
-}
+// defaultJournal is the study's journal in the state directory
+// (internal/statedir): /var/lib/nettune for root.
+func defaultJournal() string { return filepath.Join(statedir.Dir(), "tomcat-tuning.journal") }
 
 func run(ctx context.Context, w io.Writer, o options) error {
 	if o.cpuMethod != methodHotplug && o.cpuMethod != methodAffinity {

@@ -12,7 +12,6 @@ import (
 	"io"
 	"math"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nettune/nettune/internal/httpready"
 	"github.com/nettune/nettune/loadgen"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
@@ -84,7 +84,7 @@ func (s *study) baselineTarget(ctx context.Context) (string, func(), error) {
 		return s.o.url, nop, nil
 	}
 	if s.inst != nil {
-		if answers(s.url) {
+		if ok, _ := httpready.Answers(ctx, s.url, 2*time.Second); ok {
 			fmt.Fprintf(s.w, "measuring the running Tomcat at %s\n", s.url)
 			return s.url, nop, nil
 		}
@@ -102,8 +102,6 @@ func (s *study) baselineTarget(ctx context.Context) (string, func(), error) {
 	fmt.Fprintf(s.w, "no local Tomcat to measure: measuring nettune's built-in HelloWorld server at %s instead (not a Tomcat figure)\n", hw.URL)
 	return hw.URL, func() { hw.Close() }, nil
 }
-
-func answers(u string) bool { return http2xx(u, 2*time.Second) }
 
 // tempTomcat copies the instance's conf and webapps into a temporary
 // CATALINA_BASE owned by the instance's user, moves its Connector to a
@@ -574,7 +572,7 @@ func joinRates(rates []float64) string {
 }
 
 // census loads the running JVM for half a measurement and counts its
-// threads meanwhile, as seed 000 does with top -H.
+// threads meanwhile, as the Arm guide does with top -H.
 func (s *study) census(ctx context.Context) (tomcatconf.Recommendation, error) {
 	pid := s.jvmPID
 	if pid == 0 {
@@ -622,14 +620,3 @@ func (s *study) census(ctx context.Context) (tomcatconf.Recommendation, error) {
 	return rec, nil
 }
 
-// http2xx reports whether u answers a GET with a status below 400.
-func http2xx(u string, timeout time.Duration) bool {
-	c := &http.Client{Timeout: timeout}
-	resp, err := c.Get(u)
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode < 400
-}

@@ -17,7 +17,7 @@ import (
 	"github.com/nettune/nettune/tuning"
 )
 
-// The steps, in the seeds' order.
+// The steps, in the Arm guide's order.
 const (
 	stepIOMMU     = "iommu"
 	stepCPUs      = "cpus"
@@ -180,7 +180,7 @@ func buildSteps(s *study, list string) ([]tuning.Step, error) {
 	return steps, nil
 }
 
-// prepareIOMMU plans the seeds' IOMMU parameters in GRUB_CMDLINE_LINUX.
+// prepareIOMMU plans the Arm guide's IOMMU parameters in GRUB_CMDLINE_LINUX.
 // It is always skipped: the change needs a reboot, and the study never
 // edits the boot configuration (examples/grubiommu does).
 func (s *study) prepareIOMMU(context.Context) (*tuning.Change, error) {
