@@ -29,8 +29,8 @@
 // # Sweeps, comparisons, interval logs, shards, plots
 //
 // [Sweep] runs one workload at increasing load levels (connections, or
-// rates), each with its warm-up and duration, as seed 004 runs 20 to 80
-// users; while a level runs it samples the host's CPU (/proc/stat) and the
+// rates), each with its warm-up and duration, as the IBM tuning-variations
+// study runs 20 to 80 users; while a level runs it samples the host's CPU (/proc/stat) and the
 // server process's (/proc/PID/stat, e.g. Tomcat's JVM, [FindProcess]) every
 // 50 ms, and reports per level the [Figures] (throughput, latency
 // percentiles, errors, CPU and ITR = throughput per unit of CPU) and an
@@ -89,9 +89,9 @@
 //
 // None for the load itself. Many connections need a raised RLIMIT_NOFILE:
 // Run raises the soft limit to the hard limit when the connections need
-// it (what the seeds' ulimit -n 65535 does), raises the hard limit too when
-// the process may (root, CAP_SYS_RESOURCE), and otherwise returns an error
-// wrapping [ErrOpenFiles] that says what to do. Reading another user's
+// it (what the Arm Neoverse Tomcat tuning guide's ulimit -n 65535 does),
+// raises the hard limit too when the process may (CAP_SYS_RESOURCE), and
+// otherwise returns an error wrapping [ErrOpenFiles] and the errno. Reading another user's
 // /proc/PID/stat needs no privilege (unless /proc is mounted with
 // hidepid). Send load only to servers you run.
 package loadgen

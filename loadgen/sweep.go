@@ -13,7 +13,8 @@ import (
 )
 
 // SweepConfig describes a load sweep: the same workload run at increasing
-// load levels, as seed 004 runs 20, 40, 60 and 80 users.
+// load levels, as the IBM tuning-variations study runs 20, 40, 60 and 80
+// users.
 type SweepConfig struct {
 	// Base is the workload; its Connections (or Rate), Warmup and Duration
 	// are replaced at each level.
