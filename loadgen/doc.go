@@ -59,9 +59,13 @@
 // The HTTP client is the package's own. [Config.Threads] event loops, each
 // locked to an OS thread, own their connections: non-blocking sockets,
 // level-triggered epoll(7), and a timerfd(2) per loop armed for the next
-// due send with nanosecond resolution, so sends leave within tens of
-// microseconds of their intended time (wrk2's 1 ms timers add ~0.8 ms to
-// every corrected percentile). A loop sleeps in epoll_pwait without
+// due send with nanosecond resolution. With [Config.Slack] set to
+// [NoSlack] (the CLI's --slack 0) each send has its own wake-up and leaves
+// within about 100 µs of its intended time; the default slack batches
+// sends falling due within [DefaultSendWindow] (1 ms) of each other, so
+// one may leave up to that much late, measured in [Histograms.Lag] and in
+// the corrected latency (wrk2's 1 ms timers add ~0.8 ms to every corrected
+// percentile). A loop sleeps in epoll_pwait without
 // handing its P back to the Go scheduler (a blocking system call that
 // sysmon would otherwise retake every few tens of microseconds, at 8-9 %
 // of the process's CPU in a closed loop); for that Run keeps one P more

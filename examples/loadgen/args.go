@@ -14,8 +14,10 @@ import (
 )
 
 // errLuaScript is returned by parseWrkArgs for -s/--script: wrk's Lua
-// scripting is not supported.
-var errLuaScript = errors.New("loadgen: Lua scripts (-s) are not supported: set the method with -m/--method, headers with -H and the body with --body, or import the loadgen package and build the Config in Go")
+// scripting is not supported. What a script usually sets has a flag: the
+// method -m/--method, headers -H, the body --body; anything else, import
+// the loadgen package and build the Config in Go.
+var errLuaScript = errors.New("loadgen: Lua scripts (-s) are not supported: use -m, -H and --body")
 
 // wrkArgs is a wrk2 command line, parsed.
 type wrkArgs struct {
