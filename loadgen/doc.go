@@ -67,8 +67,8 @@
 // the corrected latency (wrk2's 1 ms timers add ~0.8 ms to every corrected
 // percentile). A loop sleeps in epoll_pwait without
 // handing its P back to the Go scheduler (a blocking system call that
-// sysmon would otherwise retake every few tens of microseconds, at 8-9 %
-// of the process's CPU in a closed loop); for that Run keeps one P more
+// sysmon would otherwise retake every few tens of microseconds; PERF.md
+// has the measurements); for that Run keeps one P more
 // than event loops, raising GOMAXPROCS to Threads+1 when it is lower and
 // putting it back when the run (the last of concurrent runs) ends, with
 // the runtime's automatic updates when it was the runtime's default. The
