@@ -619,4 +619,3 @@ func (s *study) census(ctx context.Context) (tomcatconf.Recommendation, error) {
 	fmt.Fprintf(s.w, "recommended maxThreads=%d: %s\n", rec.MaxThreads, rec.Reason)
 	return rec, nil
 }
-
