@@ -83,7 +83,7 @@
 //
 // socket(2), connect(2), read(2), write(2) on TCP sockets to the target;
 // epoll_create1(2), epoll_ctl(2), epoll_pwait(2); timerfd_create(2),
-// timerfd_settime(2); getrlimit(2)/setrlimit(2) on RLIMIT_NOFILE. Sweeps
+// timerfd_settime(2); prlimit(2) on RLIMIT_NOFILE. Sweeps
 // read /proc/stat (the first "cpu" line and the count of "cpuN" lines) and
 // /proc/PID/stat (utime, stime) under [SweepConfig.Root]; [FindProcess] reads
 // /proc/*/comm and /proc/*/cmdline. Nothing under /sys, /proc or /etc is
