@@ -19,7 +19,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nettune/nettune/internal/hostfs"
 	"github.com/nettune/nettune/internal/httpready"
 	"github.com/nettune/nettune/loadgen"
 	"github.com/nettune/nettune/tomcatconf"
@@ -494,7 +493,7 @@ func (s *study) load(ctx context.Context, name, target string, pid int) (loadgen
 	}
 	cfg := loadgen.Config{URL: target, Rate: rate, Connections: s.o.connections, Duration: s.o.duration}
 	var before loadgen.CPUTimes
-	root := hostfs.Default()
+	root := "/" // the running host, where the JVM runs
 	if pid > 0 {
 		before, _ = loadgen.ProcessCPU(root, pid)
 	}
@@ -620,4 +619,3 @@ func (s *study) census(ctx context.Context) (tomcatconf.Recommendation, error) {
 	fmt.Fprintf(s.w, "recommended maxThreads=%d: %s\n", rec.MaxThreads, rec.Reason)
 	return rec, nil
 }
-
