@@ -19,7 +19,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nettune/nettune/internal/hostfs"
 	"github.com/nettune/nettune/internal/httpready"
 	"github.com/nettune/nettune/internal/rlimit"
 	"github.com/nettune/nettune/loadgen"
@@ -495,7 +494,7 @@ func (s *study) load(ctx context.Context, name, target string, pid int) (loadgen
 	}
 	cfg := loadgen.Config{URL: target, Rate: rate, Connections: s.o.connections, Duration: s.o.duration}
 	var before loadgen.CPUTimes
-	root := hostfs.Default()
+	root := "/" // the running host, where the JVM runs
 	if pid > 0 {
 		before, _ = loadgen.ProcessCPU(root, pid)
 	}
