@@ -22,7 +22,7 @@ type Figures struct {
 	// Errors counts failed requests (socket errors, timeouts, non-2xx/3xx).
 	Errors int64 `json:"errors"`
 	// Throughput is completed requests per second (wrk's Requests/sec,
-	// seed 004's ETR).
+	// the IBM tuning-variations study's ETR, external throughput rate).
 	Throughput float64 `json:"requests_per_sec"`
 	// Latency figures, corrected for coordinated omission in an open model.
 	Mean time.Duration `json:"latency_mean_ns"`
@@ -32,12 +32,14 @@ type Figures struct {
 	P999 time.Duration `json:"latency_p999_ns"`
 	Max  time.Duration `json:"latency_max_ns"`
 	// CPU is the server's CPU utilisation while measured, in percent of
-	// the CPUs available to it (seed 004's %CPU); 0 when not sampled.
+	// the CPUs available to it (the IBM study's %CPU); 0 when not
+	// sampled.
 	CPU float64 `json:"cpu_percent,omitempty"`
 }
 
 // ITR is the internal throughput rate: throughput per unit of CPU
-// utilisation (requests/s at 100% CPU), as seed 004 compares variations.
+// utilisation (requests/s at 100% CPU), as the IBM tuning-variations study
+// compares its variations.
 // It is 0 when CPU was not sampled.
 func (f Figures) ITR() float64 {
 	if f.CPU <= 0 {
@@ -49,8 +51,8 @@ func (f Figures) ITR() float64 {
 // CompareRow is one run of a comparison with its changes.
 type CompareRow struct {
 	Figures
-	// Relative is throughput as a percentage of the baseline's (seed
-	// 004's %ETR: the baseline is 100).
+	// Relative is throughput as a percentage of the baseline's (the IBM
+	// study's %ETR: the baseline is 100).
 	Relative float64 `json:"relative_percent"`
 	// VsBaseline and VsPrevious are the % change of throughput against
 	// the baseline and against the row before (0 for the baseline).

@@ -139,8 +139,9 @@ type Config struct {
 }
 
 // MaxThreads caps Config.Threads: event loops beyond a few per CPU only add
-// context switches (the seeds' -t128 on a 2-core client would run 128
-// threads on 2 cores). The cap is 4 × GOMAXPROCS, at least 4.
+// context switches (the Arm Neoverse Tomcat tuning guide's wrk2 -t128 on a
+// 2-core client would run 128 threads on 2 cores). The cap is
+// 4 × GOMAXPROCS, at least 4.
 func MaxThreads(gomaxprocs int) int {
 	if gomaxprocs < 1 {
 		gomaxprocs = 1

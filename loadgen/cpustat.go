@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -13,11 +12,8 @@ import (
 	"time"
 
 	"github.com/nettune/nettune/internal/hostfs"
+	"github.com/nettune/nettune/internal/procstat"
 )
-
-// clockTicks is USER_HZ, the unit of /proc/stat and /proc/PID/stat times.
-// Linux has fixed it at 100 on every architecture since 2.6.
-const clockTicks = 100
 
 // CPUTimes is a reading of cumulative CPU time: of the whole host from the
 // first line of /proc/stat, or of one process from /proc/PID/stat.
@@ -56,8 +52,28 @@ type CPUUse struct {
 	Cores float64
 }
 
-// HostCPU reads the host's cumulative CPU times from /proc/stat under root.
-func HostCPU(root hostfs.Root) (CPUTimes, error) {
+// HostCPU reads the host's cumulative CPU times from /proc/stat under
+// root, the directory standing for the host's "/" ("" or "/": this host; a
+// container that mounts the host at /host passes "/host"). It needs no
+// privilege.
+func HostCPU(root string) (CPUTimes, error) {
+	r, err := openRoot(root)
+	if err != nil {
+		return CPUTimes{}, err
+	}
+	return hostCPU(r)
+}
+
+// openRoot checks root, which must be an existing directory ("" is "/").
+func openRoot(root string) (hostfs.Root, error) {
+	r, err := hostfs.New(root)
+	if err != nil {
+		return hostfs.Root{}, fmt.Errorf("loadgen: %w", err)
+	}
+	return r, nil
+}
+
+func hostCPU(root hostfs.Root) (CPUTimes, error) {
 	p := root.Proc("stat")
 	b, err := hostfs.ReadFile(p)
 	if err != nil {
@@ -104,26 +120,14 @@ func parseProcStat(b []byte) (CPUTimes, error) {
 			return CPUTimes{}, fmt.Errorf("cpu line %q: counters sum past 2^64 clock ticks", line)
 		}
 		t.busyTicks, t.totalTicks, t.ticked = busy, total, true
-		t.Busy = ticks(busy)
-		t.Total = ticks(total)
+		t.Busy = procstat.Ticks(busy)
+		t.Total = procstat.Ticks(total)
 		seen = true
 	}
 	if !seen {
 		return CPUTimes{}, errors.New(`no "cpu" summary line`)
 	}
 	return t, nil
-}
-
-// tickNS is one clock tick in nanoseconds (10 ms).
-const tickNS = uint64(time.Second / clockTicks)
-
-// ticks converts n clock ticks to a duration, held at the largest
-// duration when n is beyond it (292 years).
-func ticks(n uint64) time.Duration {
-	if n > math.MaxInt64/tickNS {
-		return math.MaxInt64
-	}
-	return time.Duration(n * tickNS)
 }
 
 // sumTicks adds counters, reporting false if the sum passes 2^64.
@@ -143,47 +147,31 @@ func delta(a, b uint64) (time.Duration, bool) {
 	if b < a {
 		return 0, false
 	}
-	return ticks(b - a), true
+	return procstat.Ticks(b - a), true
 }
 
 // ProcessCPU reads the cumulative user+system CPU time of process pid (all
-// its threads) from /proc/PID/stat under root.
-func ProcessCPU(root hostfs.Root, pid int) (CPUTimes, error) {
-	p := root.Proc(strconv.Itoa(pid), "stat")
-	b, err := hostfs.ReadAttr(p)
+// its threads) from /proc/PID/stat under root ("" or "/": this host). It
+// needs no privilege unless /proc is mounted with hidepid. The error
+// matches os.ErrNotExist when there is no such process.
+func ProcessCPU(root string, pid int) (CPUTimes, error) {
+	r, err := openRoot(root)
 	if err != nil {
 		return CPUTimes{}, err
 	}
-	busy, err := parsePIDStat(b)
-	if err != nil {
-		return CPUTimes{}, fmt.Errorf("loadgen: %s: %w", p, err)
-	}
-	return CPUTimes{Busy: ticks(busy), At: time.Now(), busyTicks: busy, ticked: true}, nil
+	return processCPU(r, pid)
 }
 
-// parsePIDStat returns utime+stime, in clock ticks, from a /proc/PID/stat
-// line. The command name (field 2) is in parentheses and may itself hold
-// spaces and ')', so the fields are counted from the last ')'.
-func parsePIDStat(b []byte) (uint64, error) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, errors.New("no ')' closing the command name")
+func processCPU(root hostfs.Root, pid int) (CPUTimes, error) {
+	st, err := procstat.Read(root.Proc(strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return CPUTimes{}, fmt.Errorf("loadgen: %w", err)
 	}
-	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state); utime is field 14, stime field 15.
-	if len(f) < 13 {
-		return 0, fmt.Errorf("%d fields after the command name, expected at least 13", len(f))
-	}
-	u, err1 := strconv.ParseUint(f[11], 10, 64)
-	s, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("utime %q / stime %q are not numbers", f[11], f[12])
-	}
-	sum, ok := sumTicks(u, s)
+	busy, ok := st.CPU()
 	if !ok {
-		return 0, fmt.Errorf("utime %s + stime %s pass 2^64 clock ticks", f[11], f[12])
+		return CPUTimes{}, fmt.Errorf("loadgen: process %d: utime %d + stime %d pass 2^64 clock ticks", pid, st.UTime, st.STime)
 	}
-	return sum, nil
+	return CPUTimes{Busy: procstat.Ticks(busy), At: time.Now(), busyTicks: busy, ticked: true}, nil
 }
 
 // Use returns the utilisation between an earlier reading a and a later
@@ -191,13 +179,13 @@ func parsePIDStat(b []byte) (uint64, error) {
 // reading's CPUs); for the host it is ignored.
 //
 // A host's share is busy time over total time, as top computes it, when
-// the total is what the interval holds: wall time × online CPUs. CPU
-// hotplug breaks that: the kernel reports an offline CPU's idle time from
-// another counter, so the summed idle time jumps up or down when a CPU
-// goes or comes back (an online, offline, online sequence here took
-// 527 ticks off the total). Then, or when the number of online CPUs
-// differs between the readings, the share is busy time over wall time ×
-// the larger CPU count.
+// the total is what the interval holds: wall time × online CPUs, to within
+// 10%. When it is not (CPU hotplug moves an offline CPU's idle time to
+// another counter, so the summed idle time jumps), or when the number of
+// online CPUs differs between the readings, the share is busy time over
+// wall time × the larger CPU count. Percent is at most 100 and Cores at
+// most that count; readings out of order, or busy counters that went
+// backwards, give the zero CPUUse.
 func Use(a, b CPUTimes, cpus int) CPUUse {
 	wall := b.At.Sub(a.At)
 	busy, total := b.Busy-a.Busy, b.Total-a.Total
@@ -236,14 +224,20 @@ func Use(a, b CPUTimes, cpus int) CPUUse {
 // (the counters advance in ticks).
 func plausibleTotal(total, wall time.Duration, cpus int) bool {
 	want := float64(wall) * float64(cpus)
-	slack := 0.1*want + float64(2*cpus)*float64(time.Second/clockTicks)
+	slack := 0.1*want + float64(2*cpus)*float64(time.Second/procstat.ClockTicks)
 	return total > 0 && float64(total) >= want-slack && float64(total) <= want+slack
 }
 
-// FindProcess returns the PIDs under root whose command name (comm) or
-// command line contains name, e.g. "java" for Tomcat's JVM, lowest first.
-func FindProcess(root hostfs.Root, name string) ([]int, error) {
-	dirs, err := filepath.Glob(root.Proc("[0-9]*"))
+// FindProcess returns the PIDs under root ("" or "/": this host) whose
+// command name (/proc/PID/comm) is name or whose command line
+// (/proc/PID/cmdline) contains it, e.g. "java" for Tomcat's JVM, lowest
+// first; this process is left out.
+func FindProcess(root string, name string) ([]int, error) {
+	r, err := openRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	dirs, err := filepath.Glob(r.Proc("[0-9]*"))
 	if err != nil {
 		return nil, err
 	}

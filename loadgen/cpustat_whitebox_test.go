@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/internal/hostfs"
+	"github.com/nettune/nettune/internal/procstat"
 	"github.com/nettune/nettune/internal/testutil"
 )
 
@@ -24,8 +25,8 @@ func TestParseProcStat(t *testing.T) {
 	got, err := parseProcStat([]byte(in))
 	require.NoError(t, err)
 	assert.Equal(t, 2, got.CPUs)
-	assert.Equal(t, ticks(36168+18524+350), got.Busy)
-	assert.Equal(t, ticks(36168+18524+350+98768+786), got.Total)
+	assert.Equal(t, procstat.Ticks(36168+18524+350), got.Busy)
+	assert.Equal(t, procstat.Ticks(36168+18524+350+98768+786), got.Total)
 
 	_, err = parseProcStat([]byte("cpu0 1 2 3 4\n"))
 	require.ErrorContains(t, err, `no "cpu" summary line`)
@@ -33,27 +34,38 @@ func TestParseProcStat(t *testing.T) {
 	require.ErrorContains(t, err, `counter 2 "x" is not a number`)
 }
 
-func TestParsePIDStat(t *testing.T) {
-	in := "4677 (http-nio-8080-P) R 1 2 3 0 -1 4194304 99 0 0 0 7871 420 0 0 20 0 231 0 77546 3133440 412"
-	got, err := parsePIDStat([]byte(in))
+// TestProcessCPUFixture reads /proc/PID/stat lines from a fixture root.
+func TestProcessCPUFixture(t *testing.T) {
+	root, err := hostfs.New(t.TempDir())
 	require.NoError(t, err)
-	assert.Equal(t, uint64(7871+420), got)
+	read := func(line string) (CPUTimes, error) {
+		t.Helper()
+		require.NoError(t, os.MkdirAll(root.Proc("9"), 0o755))
+		require.NoError(t, os.WriteFile(root.Proc("9", "stat"), []byte(line), 0o644))
+		return ProcessCPU(root.Dir(), 9)
+	}
+	got, err := read("4677 (http-nio-8080-P) R 1 2 3 0 -1 4194304 99 0 0 0 7871 420 0 0 20 0 231 0 77546 3133440 412")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(7871+420), got.busyTicks)
+	assert.Equal(t, procstat.Ticks(7871+420), got.Busy)
 	// A command name with spaces and a parenthesis.
-	got, err = parsePIDStat([]byte("9 (a) b (c)) S 1 2 3 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0 1 1 1"))
+	got, err = read("9 (a) b (c)) S 1 2 3 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0 1 1 1")
 	require.NoError(t, err)
-	assert.Equal(t, uint64(11), got)
-	_, err = parsePIDStat([]byte("9 (x) S 1 2"))
-	require.ErrorContains(t, err, "expected at least 13")
-	_, err = parsePIDStat([]byte("9 (x) S 1 2 3 0 -1 0 0 0 0 0 18446744073709551615 1 0"))
+	assert.Equal(t, uint64(11), got.busyTicks)
+	_, err = read("9 (x) S 1 2")
+	require.ErrorContains(t, err, "want at least 13")
+	_, err = read("9 (x) S 1 2 3 0 -1 0 0 0 0 0 18446744073709551615 1 0")
 	require.ErrorContains(t, err, "pass 2^64 clock ticks")
+	_, err = ProcessCPU(filepath.Join(root.Dir(), "missing"), 9)
+	require.ErrorIs(t, err, os.ErrNotExist)
 }
 
 // TestParseProcStatLongUptime reads the counters of a big host that has
-// been up a while. The seed's 192-CPU host sums 9.2e9 clock ticks, where
+// been up a while. The Arm guide's 192-CPU host sums 9.2e9 clock ticks, where
 // ticks × 1e9 leaves int64, after 5.6 days up: Busy and Total came out
 // negative (a fuzzer found "cpu 0 0 0 9300000000 0").
 func TestParseProcStatLongUptime(t *testing.T) {
-	const day = 86400 * clockTicks
+	const day = 86400 * procstat.ClockTicks
 	// 192 CPUs, 30 days up, 25% busy.
 	idle, user := uint64(192*30*day*3/4), uint64(192*30*day/4)
 	line := func(user, idle uint64) []byte {
@@ -68,7 +80,7 @@ func TestParseProcStatLongUptime(t *testing.T) {
 	require.NoError(t, err)
 
 	// One second later with the CPUs half busy: exactly 50%.
-	b, err := parseProcStat(line(user+192*clockTicks/2, idle+192*clockTicks/2))
+	b, err := parseProcStat(line(user+192*procstat.ClockTicks/2, idle+192*procstat.ClockTicks/2))
 	require.NoError(t, err)
 	a.CPUs, b.CPUs = 192, 192
 	a.At = time.Unix(1000, 0)
@@ -78,12 +90,12 @@ func TestParseProcStatLongUptime(t *testing.T) {
 	// Past the 292 years a time.Duration holds (1.6 years on 192 CPUs):
 	// Busy and Total stay at the largest duration and an interval is
 	// still measured exactly from the raw counters.
-	big := uint64(math.MaxInt64/tickNS) + 1000
+	big := uint64(math.MaxInt64/uint64(time.Second/procstat.ClockTicks)) + 1000
 	a, err = parseProcStat(line(big, big))
 	require.NoError(t, err)
 	assert.Equal(t, time.Duration(math.MaxInt64), a.Busy)
 	assert.Equal(t, time.Duration(math.MaxInt64), a.Total)
-	b, err = parseProcStat(line(big+192*clockTicks/4, big+192*clockTicks*3/4))
+	b, err = parseProcStat(line(big+192*procstat.ClockTicks/4, big+192*procstat.ClockTicks*3/4))
 	require.NoError(t, err)
 	a.CPUs, b.CPUs = 192, 192
 	a.At = time.Unix(1000, 0)
@@ -106,7 +118,6 @@ func FuzzParseStat(f *testing.F) {
 				t.Fatalf("busy %v (%d ticks), total %v (%d ticks)", c.Busy, c.busyTicks, c.Total, c.totalTicks)
 			}
 		}
-		parsePIDStat(b)
 	})
 }
 
@@ -115,7 +126,7 @@ func TestCPUOfABusyChild(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("skipped: no /proc")
 	}
-	root := hostfs.Default()
+	root := "/"
 	cmd := exec.Command("sh", "-c", "while :; do :; done")
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
@@ -156,7 +167,7 @@ func TestCPUOfABusyChild(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Dir(fixture.Proc("stat")), 0o755))
 	require.NoError(t, os.WriteFile(fixture.Proc("stat"), []byte("intr 1\n"), 0o644))
-	_, err = HostCPU(fixture)
+	_, err = HostCPU(fixture.Dir())
 	require.ErrorContains(t, err, fixture.Proc("stat"))
 }
 
@@ -165,7 +176,7 @@ func TestCPUOfABusyChild(t *testing.T) {
 // two kernel accountings of one process, equal to within a few ticks
 // whatever the machine's load.
 func TestProcessCPUMatchesGetrusage(t *testing.T) {
-	root := hostfs.Default()
+	root := "/"
 	rusage := func() time.Duration {
 		var ru syscall.Rusage
 		require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
@@ -244,7 +255,7 @@ func TestIntegrationHostCPUAcrossHotplug(t *testing.T) {
 		for deadline := time.Now().Add(300 * time.Millisecond); time.Now().Before(deadline); {
 		}
 	}
-	root := hostfs.Default()
+	root := "/"
 	h0, err := HostCPU(root)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(cpu1, []byte("0"), 0))

@@ -29,8 +29,8 @@
 // # Sweeps, comparisons, interval logs, shards, plots
 //
 // [Sweep] runs one workload at increasing load levels (connections, or
-// rates), each with its warm-up and duration, as seed 004 runs 20 to 80
-// users; while a level runs it samples the host's CPU (/proc/stat) and the
+// rates), each with its warm-up and duration, as the IBM tuning-variations
+// study runs 20 to 80 users; while a level runs it samples the host's CPU (/proc/stat) and the
 // server process's (/proc/PID/stat, e.g. Tomcat's JVM, [FindProcess]) every
 // 50 ms, and reports per level the [Figures] (throughput, latency
 // percentiles, errors, CPU and ITR = throughput per unit of CPU) and an
@@ -59,12 +59,16 @@
 // The HTTP client is the package's own. [Config.Threads] event loops, each
 // locked to an OS thread, own their connections: non-blocking sockets,
 // level-triggered epoll(7), and a timerfd(2) per loop armed for the next
-// due send with nanosecond resolution, so sends leave within tens of
-// microseconds of their intended time (wrk2's 1 ms timers add ~0.8 ms to
-// every corrected percentile). A loop sleeps in epoll_pwait without
+// due send with nanosecond resolution. With [Config.Slack] set to
+// [NoSlack] (the CLI's --slack 0) each send has its own wake-up and leaves
+// within about 100 µs of its intended time; the default slack batches
+// sends falling due within [DefaultSendWindow] (1 ms) of each other, so
+// one may leave up to that much late, measured in [Histograms.Lag] and in
+// the corrected latency (wrk2's 1 ms timers add ~0.8 ms to every corrected
+// percentile). A loop sleeps in epoll_pwait without
 // handing its P back to the Go scheduler (a blocking system call that
-// sysmon would otherwise retake every few tens of microseconds, at 8-9 %
-// of the process's CPU in a closed loop); for that Run keeps one P more
+// sysmon would otherwise retake every few tens of microseconds; PERF.md
+// has the measurements); for that Run keeps one P more
 // than event loops, raising GOMAXPROCS to Threads+1 when it is lower and
 // putting it back when the run (the last of concurrent runs) ends, with
 // the runtime's automatic updates when it was the runtime's default. The
@@ -79,7 +83,7 @@
 //
 // socket(2), connect(2), read(2), write(2) on TCP sockets to the target;
 // epoll_create1(2), epoll_ctl(2), epoll_pwait(2); timerfd_create(2),
-// timerfd_settime(2); getrlimit(2)/setrlimit(2) on RLIMIT_NOFILE. Sweeps
+// timerfd_settime(2); prlimit(2) on RLIMIT_NOFILE. Sweeps
 // read /proc/stat (the first "cpu" line and the count of "cpuN" lines) and
 // /proc/PID/stat (utime, stime) under [SweepConfig.Root]; [FindProcess] reads
 // /proc/*/comm and /proc/*/cmdline. Nothing under /sys, /proc or /etc is
@@ -89,9 +93,9 @@
 //
 // None for the load itself. Many connections need a raised RLIMIT_NOFILE:
 // Run raises the soft limit to the hard limit when the connections need
-// it (what the seeds' ulimit -n 65535 does), raises the hard limit too when
-// the process may (root, CAP_SYS_RESOURCE), and otherwise returns an error
-// wrapping [ErrOpenFiles] that says what to do. Reading another user's
+// it (what the Arm Neoverse Tomcat tuning guide's ulimit -n 65535 does),
+// raises the hard limit too when the process may (CAP_SYS_RESOURCE), and
+// otherwise returns an error wrapping [ErrOpenFiles] and the errno. Reading another user's
 // /proc/PID/stat needs no privilege (unless /proc is mounted with
 // hidepid). Send load only to servers you run.
 package loadgen

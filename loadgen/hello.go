@@ -9,7 +9,8 @@ import (
 )
 
 // HelloWorldPath is where Tomcat's examples webapp serves its
-// HelloWorldExample servlet, the page the seeds load.
+// HelloWorldExample servlet, the page the Arm Neoverse Tomcat tuning guide
+// and the ApacheBench walkthrough load.
 const HelloWorldPath = "/examples/servlets/servlet/HelloWorldExample"
 
 // HelloWorldPage is the page Tomcat's HelloWorldExample servlet writes (its

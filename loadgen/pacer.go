@@ -25,7 +25,8 @@ type Pacer interface {
 	String() string
 }
 
-// ConstantPacer sends Rate requests per second, evenly spaced, as wrk2's -R.
+// ConstantPacer sends PerSecond requests per second, evenly spaced, as
+// wrk2's -R.
 type ConstantPacer struct {
 	PerSecond float64 // requests per second; must be > 0
 }

@@ -153,7 +153,8 @@ func PlotPercentiles(w io.Writer, title string, series []PercentileSeries) error
 
 // PlotThroughput writes an SVG bar chart of requests/s per run of a
 // comparison, each bar labelled with its throughput and its change against
-// the baseline and the previous run, as the seeds' step-by-step uplift.
+// the baseline and the previous run, as the Arm Neoverse Tomcat tuning
+// guide reports the uplift of each step.
 func PlotThroughput(w io.Writer, title string, c Comparison) error {
 	const width, height, left, right, top, bottom = 800, 480, 90, 20, 50, 80
 	pw, ph := float64(width-left-right), float64(height-top-bottom)

@@ -9,19 +9,20 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// ABHeader is the banner the ab mode prints before a run, in place of
+// abHeader is the banner the ab mode prints before a run, in place of
 // ApacheBench's own (loadgen is not ApacheBench, so it does not claim to
 // be).
-const ABHeader = "This is nettune loadgen in ApacheBench 2.3 mode\n"
+const abHeader = "This is nettune loadgen in ApacheBench 2.3 mode\n"
 
-// WriteABHeader writes the banner and ab's "Benchmarking HOST (be
-// patient)" line.
+// WriteABHeader writes the banner of ab mode ("This is nettune loadgen in
+// ApacheBench 2.3 mode": loadgen does not claim to be ApacheBench) and
+// ab's "Benchmarking HOST (be patient)" line.
 func WriteABHeader(w io.Writer, rawURL string) error {
 	host := rawURL
 	if u, err := url.Parse(rawURL); err == nil {
 		host = u.Hostname()
 	}
-	_, err := fmt.Fprintf(w, "%s\nBenchmarking %s (be patient)\n", ABHeader, host)
+	_, err := fmt.Fprintf(w, "%s\nBenchmarking %s (be patient)\n", abHeader, host)
 	return err
 }
 

@@ -3,34 +3,33 @@ package loadgen
 import (
 	"fmt"
 
-	"golang.org/x/sys/unix"
+	"github.com/nettune/nettune/internal/rlimit"
 )
 
-// raiseNoFile makes sure the process may hold need file descriptors,
-// raising the soft RLIMIT_NOFILE to the hard limit (what the seeds' ulimit
-// -n 65535 does) and, when that is not enough and the process may (root,
-// CAP_SYS_RESOURCE), the hard limit too.
+// raiseNoFile makes sure this process may hold need file descriptors. When
+// the soft RLIMIT_NOFILE is lower, it raises it to the hard limit if that
+// is enough (as the Arm Neoverse Tomcat tuning guide's `ulimit -n 65535`
+// does), and otherwise both limits to need, which takes CAP_SYS_RESOURCE.
+// A failure wraps ErrOpenFiles and the errno.
 func raiseNoFile(need uint64) (RlimitChange, error) {
-	var rl unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
-		return RlimitChange{}, fmt.Errorf("loadgen: getrlimit(RLIMIT_NOFILE): %w", err)
+	cur, err := rlimit.Get(0)
+	if err != nil {
+		return RlimitChange{}, fmt.Errorf("loadgen: read RLIMIT_NOFILE: %w", err)
 	}
-	ch := RlimitChange{Before: rl.Cur, After: rl.Cur, Max: rl.Max}
-	if rl.Cur >= need {
+	ch := RlimitChange{Before: cur.Soft, After: cur.Soft, Max: cur.Hard}
+	if cur.Soft >= need {
 		return ch, nil
 	}
-	if rl.Max >= need {
-		want := unix.Rlimit{Cur: rl.Max, Max: rl.Max}
-		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &want); err != nil {
-			return ch, fmt.Errorf("%w: need %d open files for the connections, soft limit is %d (hard %d), and raising it failed: %v", ErrOpenFiles, need, rl.Cur, rl.Max, err)
+	want := rlimit.Limit{Soft: cur.Hard, Hard: cur.Hard}
+	if cur.Hard < need {
+		want = rlimit.Limit{Soft: need, Hard: need}
+	}
+	if err := rlimit.Set(0, want); err != nil {
+		if why := rlimit.Hint(0, want, cur, err); why != "" {
+			err = fmt.Errorf("%s: %w", why, err)
 		}
-		ch.After = rl.Max
-		return ch, nil
+		return ch, fmt.Errorf("%w: need %d, have %d (hard %d); use fewer connections or raise ulimit -Hn: %w", ErrOpenFiles, need, cur.Soft, cur.Hard, err)
 	}
-	want := unix.Rlimit{Cur: need, Max: need}
-	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &want); err != nil {
-		return ch, fmt.Errorf("%w: need %d open files for the connections, but RLIMIT_NOFILE is %d (hard %d) and only root can raise the hard limit (%v): run as root, raise it (ulimit -Hn / limits.conf), or use fewer connections", ErrOpenFiles, need, rl.Cur, rl.Max, err)
-	}
-	ch.After, ch.Max = need, need
+	ch.After, ch.Max = want.Soft, want.Hard
 	return ch, nil
 }

@@ -13,7 +13,8 @@ import (
 )
 
 // SweepConfig describes a load sweep: the same workload run at increasing
-// load levels, as seed 004 runs 20, 40, 60 and 80 users.
+// load levels, as the IBM tuning-variations study runs 20, 40, 60 and 80
+// users.
 type SweepConfig struct {
 	// Base is the workload; its Connections (or Rate), Warmup and Duration
 	// are replaced at each level.
@@ -29,9 +30,9 @@ type SweepConfig struct {
 	// use is sampled from /proc/PID/stat; its utilisation then gives the
 	// level's CPU and ITR, else the host's does.
 	PID int
-	// Root is the host root holding /proc. The zero value is the running
-	// host's.
-	Root hostfs.Root
+	// Root is the directory standing for the host's "/", whose /proc is
+	// sampled. Default: "" — the running host.
+	Root string
 	// Knee tunes the analysis; nil means AnalyzeSweep's defaults.
 	Knee *KneeOptions
 	// OnLevel, when not nil, is called after each level.
@@ -102,11 +103,15 @@ func Sweep(ctx context.Context, sc SweepConfig) (*SweepResult, error) {
 	if !sc.Base.StartAt.IsZero() {
 		return nil, errors.New("loadgen: sweep: Base.StartAt is for one run; a sweep runs its levels one after the other")
 	}
-	if _, err := HostCPU(sc.Root); err != nil {
+	root, err := hostfs.New(sc.Root)
+	if err != nil {
+		return nil, fmt.Errorf("loadgen: sweep: %w", err)
+	}
+	if _, err := hostCPU(root); err != nil {
 		return nil, fmt.Errorf("loadgen: sweep: %w", err)
 	}
 	if sc.PID != 0 {
-		if _, err := ProcessCPU(sc.Root, sc.PID); err != nil {
+		if _, err := processCPU(root, sc.PID); err != nil {
 			return nil, fmt.Errorf("loadgen: sweep: process %d: %w", sc.PID, err)
 		}
 	}
@@ -132,7 +137,7 @@ func Sweep(ctx context.Context, sc SweepConfig) (*SweepResult, error) {
 			cfg.Rate, cfg.Pacer = sc.Rates[i], nil
 			name, load = fmt.Sprintf("R=%g", sc.Rates[i]), sc.Rates[i]
 		}
-		lvl, err := sweepLevel(ctx, sc, cfg)
+		lvl, err := sweepLevel(ctx, sc, root, cfg)
 		if err != nil {
 			res.Analysis = AnalyzeSweep(res.Figures(), sc.Knee)
 			return res, fmt.Errorf("loadgen: sweep level %s: %w", name, err)
@@ -158,7 +163,7 @@ type cpuSample struct {
 }
 
 // sweepLevel runs one level with a CPU sampler beside it.
-func sweepLevel(ctx context.Context, sc SweepConfig, cfg Config) (SweepLevel, error) {
+func sweepLevel(ctx context.Context, sc SweepConfig, root hostfs.Root, cfg Config) (SweepLevel, error) {
 	var (
 		mu      sync.Mutex
 		samples []cpuSample
@@ -166,11 +171,11 @@ func sweepLevel(ctx context.Context, sc SweepConfig, cfg Config) (SweepLevel, er
 	sample := func() {
 		var s cpuSample
 		var err error
-		if s.host, err = HostCPU(sc.Root); err != nil {
+		if s.host, err = hostCPU(root); err != nil {
 			return
 		}
 		if sc.PID != 0 {
-			s.proc, s.procErr = ProcessCPU(sc.Root, sc.PID)
+			s.proc, s.procErr = processCPU(root, sc.PID)
 		}
 		mu.Lock()
 		samples = append(samples, s)

@@ -38,11 +38,11 @@ type SweepAnalysis struct {
 // of a sweep whose levels are in increasing load order. A flat step or a
 // fall that a later level undoes (its throughput beyond the step's by more
 // than MinGain, or Noise for a fall) is reported as a dip, not as the knee
-// or over-drive: on a shared host one level can be disturbed. It reasons as seed
-// 004 does about its 20/40/60/80-user runs: "60 users give us the most
-// throughput, while 80 users overdrives our test setup and reduces
-// throughput. Going from 40 to 60 users increases throughput very
-// slightly, about 1%, but latency increases 50%."
+// or over-drive: on a shared host one level can be disturbed. It reasons as
+// the IBM tuning-variations study does about its 20/40/60/80-user runs:
+// "60 users give us the most throughput, while 80 users overdrives our
+// test setup and reduces throughput. Going from 40 to 60 users increases
+// throughput very slightly, about 1%, but latency increases 50%."
 func AnalyzeSweep(levels []Figures, opts *KneeOptions) SweepAnalysis {
 	o := KneeOptions{MinGain: 5, MinLatencyRise: 20, Noise: 0.5}
 	if opts != nil {

@@ -94,8 +94,9 @@ func ParseChannelsUpdate(args []string) (ChannelsUpdate, error) {
 }
 
 // QueueUpdate returns the update that gives a device n queue pairs, as
-// seed 001's `ethtool -L IF combined N` does: combined n when the device
-// has combined channels, rx n and tx n otherwise.
+// the Arm Neoverse Tomcat tuning guide's `ethtool -L IF combined N` does:
+// combined n when the device has combined channels, rx n and tx n
+// otherwise.
 func (ch Channels) QueueUpdate(n uint32) ChannelsUpdate {
 	if ch.HasCombined() {
 		return ChannelsUpdate{Combined: Count(n)}

@@ -87,6 +87,32 @@ func (c *Client) Device(ifname string) (Device, error) {
 	return d, nil
 }
 
+// Devices lists the network interfaces sysfs shows under the root
+// (/sys/class/net), ordered by name, each as Device reads it; Physical
+// tells a NIC from a virtual interface. An interface removed while they are
+// read is left out. It needs no privilege and works on a captured sysfs
+// tree. The error matches os.ErrNotExist when the root has no
+// /sys/class/net.
+func (c *Client) Devices() ([]Device, error) {
+	dir := c.root.Sys("class", "net")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, opError("list devices", "", "", err)
+	}
+	var out []Device
+	for _, e := range ents {
+		d, err := c.Device(e.Name())
+		if errors.Is(err, ErrNoInterface) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
 // deviceDir returns the real directory of ifname's device: where
 // /sys/class/net/IF/device points, or, in a captured tree that dropped
 // that link, the parent of the net/ directory holding IF when it is not

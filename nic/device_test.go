@@ -67,6 +67,25 @@ func TestDeviceCorpusNUMAMinus1(t *testing.T) {
 	assert.Equal(t, "0000:06:00.1", d.PCIAddress)
 }
 
+// TestDevicesNeoverse lists the network devices of the captured Neoverse
+// V2 host the Arm guide tunes: its NIC on node 1, found through
+// class/net/NAME linking into devices/, and lo.
+func TestDevicesNeoverse(t *testing.T) {
+	root := testutil.ExtractSysroot(t, filepath.Join(testutil.RepoRoot(t), "numa", "testdata", "neoverse-v2-192cpu-2node.tar.gz"))
+	c := clientAt(t, root)
+	got, err := c.Devices()
+	require.NoError(t, err)
+	want := []nic.Device{
+		{Name: "enp1s0f0np0", Physical: true, PCIAddress: "0000:01:00.0", NUMANode: 1,
+			DevicePath: "/sys/devices/pci0000:00/0000:00:00.0/0000:01:00.0"},
+		{Name: "lo", NUMANode: -1},
+	}
+	assert.Equal(t, want, got)
+
+	_, err = clientAt(t, t.TempDir()).Devices()
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
 // TestDeviceHost reads this machine's interfaces from /sys and checks them
 // against the kernel's list.
 func TestDeviceHost(t *testing.T) {
@@ -74,6 +93,9 @@ func TestDeviceHost(t *testing.T) {
 	ifs, err := c.Interfaces()
 	require.NoError(t, err)
 	require.NotEmpty(t, ifs)
+	devs, err := c.Devices()
+	require.NoError(t, err)
+	assert.Contains(t, devs, nic.Device{Name: "lo", Index: 1, NUMANode: -1})
 	for _, it := range ifs {
 		d, err := c.Device(it.Name)
 		if errors.Is(err, nic.ErrNoInterface) {

@@ -8,9 +8,10 @@
 // Channels: Documentation/networking/ethtool-netlink.rst (CHANNELS_GET/SET).
 // IRQ affinity: Documentation/core-api/irq/irq-affinity.rst.
 //
-// It replaces seed 001's step: find the NIC of the host's IP (`ip addr`),
-// read its channels (`ethtool -l`: 63 combined on the guide's mlx5), set
-// them to the number of online CPUs (`ethtool -L IF combined 8`), verify.
+// It replaces the NIC-queue step of the Arm Neoverse Tomcat tuning guide:
+// find the NIC of the host's IP (`ip addr`), read its channels
+// (`ethtool -l`: 63 combined on the guide's mlx5), set them to the number
+// of online CPUs (`ethtool -L IF combined 8`), verify.
 //
 // # Interfaces
 //

@@ -117,8 +117,9 @@ func (c *Client) InterfaceByName(name string) (Interface, error) {
 }
 
 // InterfaceByAddr returns the interface holding address a, IPv4 or IPv6
-// (seed 001 reads `ip addr` to find the NIC of the host's IP). The error
-// matches ErrNoInterface when no interface holds it.
+// (the Arm Neoverse Tomcat tuning guide reads `ip addr` to find the NIC of
+// the host's IP). The error matches ErrNoInterface when no interface holds
+// it.
 func (c *Client) InterfaceByAddr(a netip.Addr) (Interface, error) {
 	if !a.IsValid() {
 		return Interface{}, opError("find interface", "", "for address", errors.New("invalid address"))

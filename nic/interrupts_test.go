@@ -364,3 +364,30 @@ func TestClassifyIRQName(t *testing.T) {
 		})
 	}
 }
+
+func TestCPUList(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []int
+	}{
+		{"ranges", "0-7,96-103", []int{0, 1, 2, 3, 4, 5, 6, 7, 96, 97, 98, 99, 100, 101, 102, 103}},
+		{"one", "3\n", []int{3}},
+		{"stride", "0-7:2/4", []int{0, 1, 4, 5}},
+		{"empty", "", []int{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := nic.ParseCPUList(tt.in)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+			again, err := nic.ParseCPUList(nic.CPUList(got))
+			require.NoError(t, err)
+			assert.Equal(t, got, again, "CPUList then ParseCPUList")
+		})
+	}
+	assert.Equal(t, "0-2,7", nic.CPUList([]int{7, 2, 0, 1, 2}))
+	assert.Equal(t, "[-1 2]", nic.CPUList([]int{-1, 2}))
+	_, err := nic.ParseCPUList("3-1")
+	require.ErrorIs(t, err, nic.ErrSyntax)
+}

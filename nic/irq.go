@@ -206,17 +206,10 @@ type IRQAffinity struct {
 
 // String reads "irq 61 cpus 0-3".
 func (a IRQAffinity) String() string {
-	return fmt.Sprintf("irq %d cpus %s", a.IRQ, cpusString(a.CPUs))
+	return fmt.Sprintf("irq %d cpus %s", a.IRQ, CPUList(a.CPUs))
 }
 
-func cpusString(cpus []int) string {
-	s, err := cpuSet(cpus)
-	if err != nil {
-		return fmt.Sprint(cpus)
-	}
-	return s.String()
-}
-
+// cpuSet is cpus as a set; an id outside 0..cpuset.MaxID is an error.
 func cpuSet(cpus []int) (cpuset.Set, error) {
 	for _, id := range cpus {
 		if id < 0 || id > cpuset.MaxID {
@@ -340,11 +333,19 @@ func (c *Client) SpreadQueueIRQs(ifname string, cpus []int) ([]IRQAffinity, erro
 }
 
 // CPUList formats CPU ids in the kernel's list form, "0-7,96-103", as
-// smp_affinity_list shows them.
-func CPUList(cpus []int) string { return cpusString(cpus) }
+// smp_affinity_list shows them: sorted, duplicates once. Ids that no CPU
+// list can hold (negative ones) are printed as a Go slice, "[-1 2]".
+func CPUList(cpus []int) string {
+	s, err := cpuSet(cpus)
+	if err != nil {
+		return fmt.Sprint(cpus)
+	}
+	return s.String()
+}
 
-// ParseCPUList parses the kernel's CPU list form ("0-7,96-103", "3") into
-// sorted CPU ids. Errors match ErrSyntax.
+// ParseCPUList parses the kernel's CPU list form ("0-7,96-103", "3", the
+// stride form "0-15:2/4") into sorted CPU ids, as CPUList writes them and
+// Client methods take them. Errors match ErrSyntax.
 func ParseCPUList(s string) ([]int, error) {
 	set, err := cpuset.Parse(s)
 	if err != nil {

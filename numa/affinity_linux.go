@@ -17,10 +17,10 @@ import (
 // unpinned thread can appear; the extra passes cover the race.
 const maxPinPasses = 8
 
-// ThreadCPUs returns the CPU affinity of thread tid (a PID is its main
+// threadCPUs returns the CPU affinity of thread tid (a PID is its main
 // thread's TID) with sched_getaffinity(2), sized dynamically so CPU ids
 // above 1023 work. No privilege needed.
-func ThreadCPUs(tid int) (CPUSet, error) {
+func threadCPUs(tid int) (CPUSet, error) {
 	for n := 1024; n <= cpuset.MaxID+1; n *= 2 {
 		set := unix.NewCPUSet(n)
 		err := unix.SchedGetaffinityDynamic(tid, set)
@@ -41,10 +41,10 @@ func ThreadCPUs(tid int) (CPUSet, error) {
 	return CPUSet{}, &AffinityError{Op: "get", PID: tid, TID: tid, Err: syscall.EINVAL}
 }
 
-// SetThreadCPUs sets the CPU affinity of thread tid to cpus with
+// setThreadCPUs sets the CPU affinity of thread tid to cpus with
 // sched_setaffinity(2). Another user's thread needs CAP_SYS_NICE
 // (errors.Is(err, os.ErrPermission) otherwise).
-func SetThreadCPUs(tid int, cpus CPUSet) error {
+func setThreadCPUs(tid int, cpus CPUSet) error {
 	if err := setAffinity(tid, cpus); err != nil {
 		return &AffinityError{Op: "set", PID: tid, TID: tid, CPUs: cpus, Err: err}
 	}
@@ -72,7 +72,7 @@ func (h *Host) Affinity(pid int) (ProcessAffinity, error) {
 	}
 	pa := ProcessAffinity{PID: pid}
 	for _, tid := range tids {
-		cpus, err := ThreadCPUs(tid)
+		cpus, err := threadCPUs(tid)
 		if errors.Is(err, syscall.ESRCH) {
 			continue
 		}
@@ -112,7 +112,7 @@ func (h *Host) Pin(pid int, cpus CPUSet) (ProcessAffinity, error) {
 				continue
 			}
 			fresh++
-			old, err := ThreadCPUs(tid)
+			old, err := threadCPUs(tid)
 			if errors.Is(err, syscall.ESRCH) {
 				continue
 			}

@@ -6,11 +6,11 @@ import "errors"
 
 var errUnsupported = errors.New("numa: cpu affinity is only supported on linux")
 
-// ThreadCPUs is only supported on Linux.
-func ThreadCPUs(tid int) (CPUSet, error) { return CPUSet{}, errUnsupported }
+// threadCPUs is only supported on Linux.
+func threadCPUs(tid int) (CPUSet, error) { return CPUSet{}, errUnsupported }
 
-// SetThreadCPUs is only supported on Linux.
-func SetThreadCPUs(tid int, cpus CPUSet) error { return errUnsupported }
+// setThreadCPUs is only supported on Linux.
+func setThreadCPUs(tid int, cpus CPUSet) error { return errUnsupported }
 
 // Affinity is only supported on Linux.
 func (h *Host) Affinity(pid int) (ProcessAffinity, error) { return ProcessAffinity{}, errUnsupported }

@@ -10,8 +10,8 @@ import (
 	"github.com/nettune/nettune/numa"
 )
 
-// The seeds' Neoverse host after seed 000: CPUs 0-7 online, node 1's CPUs
-// all offline. A Topology is plain data, so it can be built by hand.
+// The Arm Neoverse Tomcat tuning guide's 192-CPU host after its first
+// step: CPUs 0-7 online, node 1's CPUs all offline. A Topology is plain data, so it can be built by hand.
 func neoverseTopology() *numa.Topology {
 	mib := func(n uint64) uint64 { return n << 20 }
 	node0 := numa.CPUs(0, 1, 2, 3, 4, 5, 6, 7)
@@ -65,8 +65,8 @@ func ExampleTopology_WriteLscpu() {
 	//   NUMA node1 CPU(s):
 }
 
-// Seed 002: keep 8 CPUs on the NIC's node (node 1), which are offline now
-// and will be brought online by the tuning step.
+// The guide's NUMA step: keep 8 CPUs on the NIC's node (node 1), which are
+// offline now and will be brought online by the tuning step.
 func ExampleTopology_PickCPUsNear() {
 	topo := neoverseTopology()
 	nic := numa.Device{Name: "enp1s0f0np0", Node: 1}
@@ -85,8 +85,10 @@ func ExampleTopology_PickCPUsNear() {
 	// true numa: node 1 has 0 online cpus (none), asked for 8
 }
 
-func ExampleLscpuList() {
-	fmt.Println(numa.LscpuList(numa.CPUs(0, 1, 4, 5, 6)))
+// A CPU list in lscpu's form, where a pair is two ids, and in the
+// kernel's.
+func ExampleCPUs() {
+	fmt.Println(numa.CPUs(0, 1, 4, 5, 6).Lscpu())
 	fmt.Println(numa.CPUs(0, 1, 4, 5, 6).String())
 	// Output:
 	// 0,1,4-6

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
-
-	"github.com/nettune/nettune/internal/cpuset"
 )
 
 // addHostSeeds adds the files matching glob on this machine (real kernel
@@ -81,23 +79,6 @@ func FuzzParseStatusCPUs(f *testing.F) {
 		again, err := parseStatusCPUs("Cpus_allowed_list:\t"+set.String()+"\n", "status")
 		if err != nil || !again.Equal(set) {
 			t.Fatalf("round trip of %q: %s then %s (%v)", s, set, again, err)
-		}
-	})
-}
-
-// FuzzLscpuList: lscpu's list form parses back to the same set.
-func FuzzLscpuList(f *testing.F) {
-	for _, s := range []string{"0-7", "0,1", "0,2,4", "0-1,16-17", "96-103", "", "0-15:2/4"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		set, err := cpuset.Parse(s)
-		if err != nil || set.Max() > 4096 {
-			return
-		}
-		again, err := cpuset.Parse(LscpuList(set))
-		if err != nil || !again.Equal(set) {
-			t.Fatalf("%q: lscpu form %q parses to %s (%v)", s, LscpuList(set), again, err)
 		}
 	})
 }

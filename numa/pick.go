@@ -27,8 +27,8 @@ type PickOptions struct {
 	// Default: SpreadCores.
 	SMT SMT
 	// IncludeOffline picks from all of the node's CPUs, online or not, as a
-	// plan that will bring them online does (seed 002 keeps 96-103 on the
-	// NIC's node while only 0-7 are online). Default: false, online CPUs
+	// plan that will bring them online does (the Arm Neoverse Tomcat tuning
+	// guide keeps 96-103 on the NIC's node while only 0-7 are online). Default: false, online CPUs
 	// only.
 	IncludeOffline bool
 	// Exclude lists CPUs never to pick (say, the CPUs serving NIC IRQs).

@@ -105,7 +105,7 @@ func (t *Topology) WriteLscpu(w io.Writer, opts *LscpuOptions) error {
 	type row struct{ k, v string }
 	rows := []row{{"NUMA node(s):", strconv.Itoa(len(t.Nodes))}}
 	for _, n := range t.Nodes {
-		rows = append(rows, row{fmt.Sprintf("NUMA node%d CPU(s):", n.ID), LscpuList(n.CPUs)})
+		rows = append(rows, row{fmt.Sprintf("NUMA node%d CPU(s):", n.ID), n.CPUs.Lscpu()})
 	}
 	width := o.Width
 	if width == 0 {
@@ -123,27 +123,4 @@ func (t *Topology) WriteLscpu(w io.Writer, opts *LscpuOptions) error {
 		bw.WriteString(strings.TrimRight(line, " ") + "\n")
 	}
 	return bw.Flush()
-}
-
-// LscpuList formats s as lscpu prints CPU lists: ascending, a run of three
-// or more ids as "lo-hi", a run of two as "a,b".
-func LscpuList(s CPUSet) string {
-	ids := s.IDs()
-	var parts []string
-	for i := 0; i < len(ids); {
-		j := i
-		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
-			j++
-		}
-		switch j - i {
-		case 0:
-			parts = append(parts, strconv.Itoa(ids[i]))
-		case 1:
-			parts = append(parts, strconv.Itoa(ids[i]), strconv.Itoa(ids[j]))
-		default:
-			parts = append(parts, strconv.Itoa(ids[i])+"-"+strconv.Itoa(ids[j]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }

@@ -156,7 +156,7 @@ func TestCorpusKunpeng4Node(t *testing.T) {
 		if _, err := fmt.Sscanf(f.Field, "NUMA node%d CPU(s):", &id); err == nil {
 			n, ok := topo.Node(id)
 			require.True(t, ok, f.Field)
-			assert.Equal(t, f.Data, numa.LscpuList(n.CPUs), f.Field)
+			assert.Equal(t, f.Data, n.CPUs.Lscpu(), f.Field)
 			seen++
 		} else if f.Field == "NUMA node(s):" {
 			assert.Equal(t, f.Data, strconv.Itoa(len(topo.Nodes)))

@@ -196,7 +196,7 @@ echo "  corrected p50 $(json "$work/lg.rate" 'r["histograms"]["latency"]["percen
 echo "  (wrk2's 1 ms timers add ~0.8 ms to every corrected percentile: p50 0.97 ms against nginx answering in 0.12 ms)"
 echo
 
-echo "== 6. saturated: -c$SAT_CONNS -R$SAT_RATE -d$SAT_DURATION (the seeds' shape), loadgen and wrk2"
+echo "== 6. saturated: -c$SAT_CONNS -R$SAT_RATE -d$SAT_DURATION (the Arm guide's shape), loadgen and wrk2"
 timed "$work/lg.sat" "$work/loadgen" -t"$THREADS" -c"$SAT_CONNS" -R"$SAT_RATE" -d"$SAT_DURATION" "$url" || true
 echo "  loadgen: $(awk '/requests in/' "$work/lg.sat" | sed 's/^ *//'); $(awk '/^Requests\/sec:/' "$work/lg.sat"); wall $(wall_s "$work/lg.sat") s"
 awk '/Drained after/' "$work/lg.sat" | sed 's/^ */  loadgen: /'

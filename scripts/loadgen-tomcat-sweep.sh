@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# loadgen-tomcat-sweep.sh: seed 004's load sweep on this machine. Starts
+# loadgen-tomcat-sweep.sh: the IBM tuning-variations study's load
+# sweep (20 to 80 users) on this machine. Starts
 # Debian's Tomcat 10 (tomcat10 + tomcat10-examples) with its own
 # CATALINA_BASE on a free 127.0.0.1 port, runs
 #   loadgen sweep -c LEVELS --pid <Tomcat's JVM> -plot OUT/sweep.svg URL

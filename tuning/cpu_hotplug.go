@@ -221,7 +221,8 @@ type KeepOptions struct {
 	BestEffort bool
 }
 
-// KeepOnline makes want the set of online CPUs, as the seeds' loop of
+// KeepOnline makes want the set of online CPUs, as the Arm Neoverse Tomcat
+// tuning guide's loop of
 // `echo 0 > /sys/devices/system/cpu/cpuN/online` does: it first brings
 // online the CPUs of want that are offline, then takes offline the online
 // CPUs outside want, by writing "1" or "0" to

@@ -133,7 +133,7 @@ func parseOnlineFlag(s, path string) (bool, error) {
 // online and offline lists in /sys/devices/system/cpu, and for each cpuN
 // directory whether cpuN/online exists (hot-pluggable) and its cpuN/nodeM
 // link. It needs no privilege. A malformed list is an error naming the
-// file and the text, matching errors.Is(err, ErrCPUList).
+// file and the text.
 func (h *Host) CPUState() (CPUState, error) {
 	var st CPUState
 	dir := h.cpuDir()

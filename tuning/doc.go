@@ -16,7 +16,7 @@
 // CPUState reads /sys/devices/system/cpu/{possible,present,online,offline}
 // and, for each cpuN, whether cpuN/online exists (a CPU without it, such as
 // x86 cpu0, is not hot-pluggable) and its cpuN/nodeM link. SetOnline writes
-// one cpuN/online; KeepOnline is the seeds'
+// one cpuN/online; KeepOnline is the Arm Neoverse Tomcat tuning guide's
 //
 //	for no in {8..191}; do echo 0 > /sys/devices/system/cpu/cpu${no}/online; done
 //
@@ -42,21 +42,30 @@
 //
 // # Open files
 //
-// OpenFilesLimit, SetOpenFilesLimit and RaiseOpenFilesLimit handle this
-// process's RLIMIT_NOFILE; ProcessOpenFilesLimit and
-// SetProcessOpenFilesLimit another process's, with prlimit(2).
-// StartWithOpenFiles starts a child (Tomcat) with the limit inherited from
-// its first instruction, which Go's runtime would otherwise reset for
-// children.
+// OpenFilesLimit and SetOpenFilesLimit read and set the RLIMIT_NOFILE of
+// a process (0 for this one) with prlimit(2). RaiseOpenFilesLimit raises
+// this process's soft limit before it starts a server (Tomcat), so the
+// child inherits the limit from its first instruction, which Go's runtime
+// would otherwise reset for children; it returns the limit to restore.
+//
+// # Plans and the journal
+//
+// A Runner runs Steps in order. Each Step's Prepare returns a Change (the
+// dry run: what it would do), whose Undo records a Journal saves, fsynced,
+// before Apply touches the host; the Runner reverts every change when a
+// step fails, when ctx is cancelled, and at the end unless told to keep
+// them. RevertJournal puts the host back from another process after a
+// crash. FileChange, Host.KeepOnlineChange and Host.SysctlChange prepare
+// this package's changes, and Host.Reverters undoes them.
 //
 // # Errors
 //
 // Callers branch with errors.Is on ErrNotHotpluggable (also
-// errors.ErrUnsupported), ErrUnknownCPU, ErrAllOffline, ErrNotApplied,
-// ErrCPUList, ErrSysctlName and ErrLimit, on os.ErrPermission, and on the
-// kernel's errno (syscall.EBUSY, syscall.EINVAL, syscall.EROFS); errors.As
-// gives *CPUError, *HotplugError and *LimitError. Each error names the
-// file and the value.
+// errors.ErrUnsupported), ErrUnknownCPU, ErrAllOffline, ErrNotApplied and
+// ErrPendingJournal, on os.ErrPermission and os.ErrNotExist, and on the
+// kernel's errno (syscall.EBUSY, syscall.EINVAL, syscall.EROFS,
+// syscall.EPERM); errors.As gives *CPUError and *HotplugError. Each error
+// names the file and the value.
 //
 // # Privileges
 //

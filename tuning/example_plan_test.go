@@ -30,7 +30,7 @@ func ExampleRunner() {
 	}}
 	r := &tuning.Runner{
 		Journal:   journal,
-		Reverters: tuning.Reverters{tuning.UndoFile: tuning.RevertFile},
+		Reverters: tuning.NewDefault().Reverters(), // reverts FileChange's records
 		AfterStep: func(_ context.Context, s tuning.StepResult) error {
 			b, _ := os.ReadFile(conf)
 			fmt.Printf("measure after %s: %q\n", s.Name, strings.Fields(string(b))[2])

@@ -9,8 +9,8 @@ import (
 	"github.com/nettune/nettune/tuning"
 )
 
-// The lscpu summary of the seeds' host after step 002: only node 1's
-// 96-103 online.
+// The lscpu summary of the Arm Neoverse Tomcat tuning guide's 192-CPU,
+// two-node host once only node 1's CPUs 96-103 are online.
 func ExampleSummary_Text() {
 	online, _ := tuning.ParseCPUList("96-103")
 	offline, _ := tuning.ParseCPUList("0-95,104-191")
@@ -31,37 +31,22 @@ func ExampleSummary_Text() {
 	//   NUMA node1 CPU(s):         96-103
 }
 
-func ExampleLscpuList() {
-	smt, _ := tuning.ParseCPUList("0-1,8-9,16-23")
+// CPU lists in the kernel's form and in lscpu's, which writes a pair as two
+// ids.
+func ExampleParseCPUList() {
+	smt, err := tuning.ParseCPUList("0-1,8-9,16-23")
+	if err != nil {
+		log.Fatal(err)
+	}
 	fmt.Println(smt.String())
-	fmt.Println(tuning.LscpuList(smt))
+	fmt.Println(smt.Lscpu())
 	// Output:
 	// 0-1,8-9,16-23
 	// 0,1,8,9,16-23
 }
 
-func ExampleSysctlPath() {
-	for _, name := range []string{"net.ipv4.tcp_max_tw_buckets", "net/ipv4/conf/eth0.100/rp_filter", "net.ipv4..x"} {
-		p, err := tuning.SysctlPath(name)
-		fmt.Println(p, err)
-	}
-	// Output:
-	// net/ipv4/tcp_max_tw_buckets <nil>
-	// net/ipv4/conf/eth0.100/rp_filter <nil>
-	//  tuning: invalid sysctl name "net.ipv4..x": empty component; expected a dotted name like net.ipv4.tcp_max_tw_buckets
-}
-
-func ExampleOpenFilesTarget() {
-	cur := tuning.FileLimit{Soft: 1024, Hard: 524288}
-	fmt.Println(tuning.OpenFilesTarget(cur, tuning.DefaultOpenFiles))
-	fmt.Println(tuning.OpenFilesTarget(cur, 1048576))
-	// Output:
-	// soft 65535, hard 524288
-	// soft 1048576, hard 1048576
-}
-
-// The seeds' step 000 on the running host: keep CPUs 0-7 online, show
-// lscpu's view, and put everything back.
+// The Arm Neoverse Tomcat tuning guide's first step on the running host:
+// keep CPUs 0-7 online, show lscpu's view, and put everything back.
 func ExampleHost_KeepOnline() {
 	h := tuning.NewDefault()
 	want, err := tuning.ParseCPUList("0-7")
@@ -98,10 +83,22 @@ func ExampleHost_SetSysctl() {
 	}()
 }
 
-// Start Tomcat as the seeds do after `ulimit -n 65535`.
-func ExampleStartWithOpenFiles() {
+// Start Tomcat as the Arm Neoverse Tomcat tuning guide does after
+// `ulimit -n 65535`, then put this process's limit back.
+func ExampleRaiseOpenFilesLimit() {
+	prev, err := tuning.RaiseOpenFilesLimit(65535)
+	if err != nil {
+		log.Fatal(err) // above the hard limit without CAP_SYS_RESOURCE
+	}
 	cmd := exec.Command("/usr/share/tomcat10/bin/catalina.sh", "run")
-	lim, err := tuning.StartWithOpenFiles(cmd, tuning.DefaultOpenFiles)
+	startErr := cmd.Start() // the child inherits the raised limit
+	if _, err := tuning.SetOpenFilesLimit(0, prev); err != nil {
+		log.Print(err)
+	}
+	if startErr != nil {
+		log.Fatal(startErr)
+	}
+	lim, err := tuning.OpenFilesLimit(cmd.Process.Pid)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -9,38 +9,14 @@ import (
 	"github.com/nettune/nettune/internal/cpuset"
 )
 
-// LscpuList never panics, and its output parses back to the same set.
-func FuzzLscpuList(f *testing.F) {
-	for _, s := range []string{"", "0", "0-1", "0-7,96-103", "0,1,8,9,16-23", "0-95,104-191", "5,7,9-11"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		set, err := cpuset.Parse(s)
-		if err != nil {
-			return
-		}
-		out := LscpuList(set)
-		back, err := cpuset.Parse(out)
-		if err != nil {
-			t.Fatalf("LscpuList(%q) = %q does not parse: %v", s, out, err)
-		}
-		if !back.Equal(set) {
-			t.Fatalf("round trip %q -> %q -> %q", set, out, back)
-		}
-		if strings.Contains(out, " ") {
-			t.Fatalf("space in %q", out)
-		}
-	})
-}
-
-// SysctlPath never panics; an accepted name stays under /proc/sys and is
+// sysctlPath never panics; an accepted name stays under /proc/sys and is
 // a fixed point.
 func FuzzSysctlPath(f *testing.F) {
 	for _, s := range []string{"net.ipv4.tcp_max_tw_buckets", "net/ipv4/conf/eth0.100/rp_filter", "..", "/etc/passwd", "a/../../b", "kernel", "a..b", ".a", "a/./b"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		p, err := SysctlPath(name)
+		p, err := sysctlPath(name)
 		if err != nil {
 			return
 		}
@@ -48,7 +24,7 @@ func FuzzSysctlPath(f *testing.F) {
 		if full != filepath.Clean(full) || !strings.HasPrefix(full, "/proc/sys/") {
 			t.Fatalf("%q -> %q leaves /proc/sys", name, full)
 		}
-		again, err := SysctlPath(p)
+		again, err := sysctlPath(p)
 		if err != nil || again != p {
 			t.Fatalf("not a fixed point: %q -> %q -> %q, %v", name, p, again, err)
 		}

@@ -3,37 +3,29 @@ package tuning
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/nettune/nettune/internal/cpuset"
 	"github.com/nettune/nettune/internal/hostfs"
 )
 
-// CPUSet is a set of CPU ids, printed in the kernel's list form
-// ("0-7,96-103") and marshalled to JSON as that string. It is the same type
-// every nettune package uses for CPU lists; build one with ParseCPUList.
+// CPUSet is an immutable set of CPU ids. String prints it in the kernel's
+// list form ("0-7,96-103"), Lscpu as lscpu does ("0,1,8-15"), and it
+// marshals to JSON as the kernel's form. It is the same type as
+// numa.CPUSet; build one with ParseCPUList. The zero value is the empty
+// set.
 type CPUSet = cpuset.Set
 
 // ParseCPUList parses a CPU list in the kernel's form: "0-7,96-103",
-// "0,2,4", "" (the empty set). A malformed list or a negative id is an
-// error naming the text and the expected form; it matches
-// errors.Is(err, ErrCPUList).
+// "0,2,4", "" (the empty set); surrounding white space and a trailing
+// newline are ignored. A malformed list or a negative id is an error
+// naming the text and the expected form.
 func ParseCPUList(s string) (CPUSet, error) {
-	for _, part := range strings.Split(s, ",") {
-		if p := strings.TrimSpace(part); strings.HasPrefix(p, "-") {
-			return CPUSet{}, fmt.Errorf("tuning: %w", &cpuset.ParseError{Input: s,
-				Reason: fmt.Sprintf("negative cpu id %q; expected ids of 0 or more, like 0-7,96-103", p)})
-		}
-	}
 	set, err := cpuset.Parse(s)
 	if err != nil {
 		return CPUSet{}, fmt.Errorf("tuning: %w", err)
 	}
 	return set, nil
 }
-
-// ErrCPUList is matched by errors.Is for every malformed CPU list.
-var ErrCPUList = cpuset.ErrSyntax
 
 // Errors callers branch on with errors.Is.
 var (

@@ -18,7 +18,7 @@ import (
 var ErrPendingJournal = errors.New("tuning: journal has unreverted changes")
 
 // Undo is what a step saves in the journal, before it changes anything, to
-// put the host back: a Kind that names the RevertFunc to call and the
+// put the host back: a Kind that names the Reverters entry to call and the
 // JSON Data that function needs (a file's original bytes, a CPU online
 // snapshot, channel counts, IRQ affinities, a sysctl's value).
 type Undo struct {
@@ -99,9 +99,9 @@ func CreateJournal(path string) (*Journal, error) {
 	return j, nil
 }
 
-// OpenJournal opens an existing journal to append to it (RevertJournal
+// openJournal opens an existing journal to append to it (RevertJournal
 // uses it to record what it reverted).
-func OpenJournal(path string) (*Journal, error) {
+func openJournal(path string) (*Journal, error) {
 	old, err := ReadJournal(path)
 	if err != nil {
 		return nil, err

@@ -72,22 +72,23 @@ type SummaryOptions struct {
 	Flat bool
 	// Width is the width of the label column, separator included. The
 	// default, 0, is the width lscpu uses on current kernels, which its
-	// longest label (a vulnerability name) sets: DefaultTreeWidth in tree
-	// form, DefaultFlatWidth flat. A label longer than Width widens the
-	// column to the label plus one space.
+	// longest label (a vulnerability name) sets: 29 in tree form, 41 flat.
+	// A label longer than Width widens the column to the label plus one
+	// space.
 	Width int
 }
 
 // The default label column widths of Summary.Text: those of lscpu from
 // util-linux 2.39 and later on kernels that list the "Indirect target
-// selection" vulnerability, as in the seeds' Graviton4 output.
+// selection" vulnerability, as on the Arm Neoverse Tomcat tuning guide's
+// Graviton4 host.
 const (
-	DefaultTreeWidth = 29
-	DefaultFlatWidth = 41
+	defaultTreeWidth = 29
+	defaultFlatWidth = 41
 )
 
-// Text renders s as lscpu does, for example for the seeds' 192-CPU host
-// with CPUs 96-103 online:
+// Text renders s as lscpu does, for example for the Arm Neoverse Tomcat
+// tuning guide's 192-CPU host with CPUs 96-103 online:
 //
 //	CPU(s):                      192
 //	  On-line CPU(s) list:       96-103
@@ -105,9 +106,9 @@ func (s Summary) Text(opts *SummaryOptions) string {
 	if opts == nil {
 		opts = &SummaryOptions{}
 	}
-	indent, width := "  ", DefaultTreeWidth
+	indent, width := "  ", defaultTreeWidth
 	if opts.Flat {
-		indent, width = "", DefaultFlatWidth
+		indent, width = "", defaultFlatWidth
 	}
 	if opts.Width > 0 {
 		width = opts.Width
@@ -126,9 +127,9 @@ func (s Summary) Text(opts *SummaryOptions) string {
 		b.WriteByte('\n')
 	}
 	line("CPU(s):", strconv.Itoa(s.CPUs))
-	line(indent+"On-line CPU(s) list:", LscpuList(s.Online))
+	line(indent+"On-line CPU(s) list:", s.Online.Lscpu())
 	if !s.Offline.IsEmpty() {
-		line(indent+"Off-line CPU(s) list:", LscpuList(s.Offline))
+		line(indent+"Off-line CPU(s) list:", s.Offline.Lscpu())
 	}
 	if len(s.Nodes) > 0 {
 		if !opts.Flat {
@@ -136,7 +137,7 @@ func (s Summary) Text(opts *SummaryOptions) string {
 		}
 		line(indent+"NUMA node(s):", strconv.Itoa(len(s.Nodes)))
 		for _, n := range s.Nodes {
-			line(fmt.Sprintf("%sNUMA node%d CPU(s):", indent, n.Node), LscpuList(n.CPUs))
+			line(fmt.Sprintf("%sNUMA node%d CPU(s):", indent, n.Node), n.CPUs.Lscpu())
 		}
 	}
 	return b.String()
@@ -144,33 +145,6 @@ func (s Summary) Text(opts *SummaryOptions) string {
 
 // String renders s with the default options; see Text.
 func (s Summary) String() string { return s.Text(nil) }
-
-// LscpuList formats a CPU list as lscpu does: runs of three or more ids
-// become "lo-hi", and a pair stays two ids ("0,1,8,9,16-23"). The kernel's
-// form, CPUSet.String, writes a pair as "0-1".
-func LscpuList(s CPUSet) string {
-	ids := s.IDs()
-	var b strings.Builder
-	for i := 0; i < len(ids); {
-		j := i
-		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		switch j - i {
-		case 0:
-			b.WriteString(strconv.Itoa(ids[i]))
-		case 1:
-			b.WriteString(strconv.Itoa(ids[i]) + "," + strconv.Itoa(ids[j]))
-		default:
-			b.WriteString(strconv.Itoa(ids[i]) + "-" + strconv.Itoa(ids[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
-}
 
 func readMask(path string) (CPUSet, error) {
 	s, err := readString(path)

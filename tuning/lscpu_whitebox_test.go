@@ -171,7 +171,7 @@ func TestSummaryCapturedTrees(t *testing.T) {
 		s, err := h.Summary()
 		require.NoError(t, err)
 		require.Len(t, s.Nodes, 2)
-		assert.Equal(t, "0,2,4,6,8,10,12,14,16,18,20,22", LscpuList(s.Nodes[0].CPUs))
+		assert.Equal(t, "0,2,4,6,8,10,12,14,16,18,20,22", s.Nodes[0].CPUs.Lscpu())
 	})
 	t.Run("32em64t, possible beyond present", func(t *testing.T) {
 		t.Parallel()
@@ -214,19 +214,4 @@ func TestSummaryMatchesRealLscpu(t *testing.T) {
 		must = append(must, "Off-line CPU(s) list:")
 	}
 	assertLinesMatch(t, ours, ref, must...)
-}
-
-func TestLscpuList(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"", ""},
-		{"0", "0"},
-		{"0-1", "0,1"},
-		{"0-2", "0-2"},
-		{"0-1,8-9,16-23", "0,1,8,9,16-23"},
-		{"0-95,104-191", "0-95,104-191"},
-		{"1,3,5", "1,3,5"},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.want, LscpuList(cpuset.MustParse(tt.in)), tt.in)
-	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -24,8 +23,8 @@ type Step struct {
 	// make. It must not change the host.
 	Prepare func(ctx context.Context) (*Change, error)
 	// Baseline marks a step that sets up the baseline rather than being
-	// measured on its own (the seeds' 8 CPUs online and `ulimit -n` before
-	// the first wrk2 run): the Runner's "baseline" AfterStep call comes
+	// measured on its own (the Arm Neoverse Tomcat tuning guide's 8 CPUs
+	// online and `ulimit -n` before its first wrk2 run): the Runner's "baseline" AfterStep call comes
 	// after the leading Baseline steps, and none follows them.
 	Baseline bool
 }
@@ -40,7 +39,7 @@ type Change struct {
 	// is reported as skipped and nothing is applied.
 	Skip string
 	// Undo is saved in the journal before Apply is called. Each record is
-	// reverted, last first, by the RevertFunc registered for its Kind.
+	// reverted, last first, by the function Reverters holds for its Kind.
 	Undo []Undo
 	// Apply makes the change.
 	Apply func(ctx context.Context) error
@@ -49,13 +48,12 @@ type Change struct {
 	Verify func(ctx context.Context) error
 }
 
-// RevertFunc undoes one journal record of its kind. It must be
-// idempotent: it can be called for a change that was only half applied, or
-// already undone, and must then still leave the recorded state in place.
-type RevertFunc func(ctx context.Context, data json.RawMessage) error
-
-// Reverters maps an Undo.Kind to the function that reverts it.
-type Reverters map[string]RevertFunc
+// Reverters maps an Undo.Kind to the function that undoes one journal
+// record of that kind, given the record's Data. A revert function must be
+// idempotent: it can be called for a change that was only half applied,
+// or already undone, and must then still leave the recorded state in
+// place.
+type Reverters map[string]func(ctx context.Context, data json.RawMessage) error
 
 // StepStatus is what happened to one step.
 type StepStatus string
@@ -265,7 +263,7 @@ func RevertJournal(ctx context.Context, path string, rev Reverters) ([]string, e
 	if len(p) == 0 {
 		return nil, nil
 	}
-	j, err := OpenJournal(path)
+	j, err := openJournal(path)
 	if err != nil {
 		return nil, err
 	}
@@ -284,18 +282,4 @@ func RevertJournal(ctx context.Context, path string, rev Reverters) ([]string, e
 		reverted = append(reverted, e.Step)
 	}
 	return reverted, errors.Join(errs...)
-}
-
-// FormatResults renders step results as an aligned text table.
-func FormatResults(results []StepResult) string {
-	var b strings.Builder
-	w := len("step")
-	for _, r := range results {
-		w = max(w, len(r.Name))
-	}
-	fmt.Fprintf(&b, "%-*s  %-9s  %s\n", w, "step", "status", "detail")
-	for _, r := range results {
-		fmt.Fprintf(&b, "%-*s  %-9s  %s\n", w, r.Name, r.Status, r.Reason)
-	}
-	return b.String()
 }

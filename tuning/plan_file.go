@@ -12,13 +12,13 @@ import (
 	"github.com/nettune/nettune/internal/udiff"
 )
 
-// UndoFile is the Undo kind of a configuration file rewrite; its data is a
-// FileUndo and RevertFile reverts it.
-const UndoFile = "file"
+// undoFile is the Undo kind of a configuration file rewrite; its data is a
+// fileUndo and revertFile reverts it.
+const undoFile = "file"
 
-// FileUndo is the journal record of a file rewrite: the file's bytes and
+// fileUndo is the journal record of a file rewrite: the file's bytes and
 // mode before the change.
-type FileUndo struct {
+type fileUndo struct {
 	Path    string      `json:"path"`
 	Content []byte      `json:"content"` // base64 in the journal
 	Mode    os.FileMode `json:"mode"`
@@ -27,7 +27,7 @@ type FileUndo struct {
 // FileChange prepares a Change that rewrites the file at path with
 // render(old). When render returns the same bytes, the Change has no Apply
 // (the step is unchanged). Otherwise Describe is the unified diff, the Undo
-// record holds the original bytes, Apply writes through atomicfile (temp
+// record holds the original bytes (Host.Reverters reverts it), Apply writes through atomicfile (temp
 // file, fsync, rename, mode and owner kept) and Verify re-reads the file.
 // render must not modify old.
 func FileChange(path string, render func(old []byte) ([]byte, error)) (*Change, error) {
@@ -46,7 +46,7 @@ func FileChange(path string, render func(old []byte) ([]byte, error)) (*Change, 
 	if bytes.Equal(old, next) {
 		return &Change{}, nil
 	}
-	undo, err := NewUndo(UndoFile, FileUndo{Path: path, Content: old, Mode: fi.Mode().Perm()})
+	undo, err := NewUndo(undoFile, fileUndo{Path: path, Content: old, Mode: fi.Mode().Perm()})
 	if err != nil {
 		return nil, err
 	}
@@ -70,10 +70,10 @@ func FileChange(path string, render func(old []byte) ([]byte, error)) (*Change, 
 	}, nil
 }
 
-// RevertFile is the RevertFunc of UndoFile: it writes the recorded bytes
+// revertFile reverts an undoFile record: it writes the recorded bytes
 // back (safely, keeping owner) unless the file already holds them.
-func RevertFile(_ context.Context, data json.RawMessage) error {
-	var u FileUndo
+func revertFile(_ context.Context, data json.RawMessage) error {
+	var u fileUndo
 	if err := json.Unmarshal(data, &u); err != nil {
 		return fmt.Errorf("tuning: file undo record: %w", err)
 	}

@@ -8,33 +8,34 @@ import (
 
 // Undo kinds of the changes a Host makes; Host.Reverters reverts them.
 const (
-	// UndoCPUs restores a CPUSnapshot (which CPUs were online).
-	UndoCPUs = "cpu-online"
-	// UndoSysctl restores a sysctl's value; its data is a SysctlUndo.
-	UndoSysctl = "sysctl"
+	// undoCPUs restores a CPUSnapshot (which CPUs were online).
+	undoCPUs = "cpu-online"
+	// undoSysctl restores a sysctl's value; its data is a sysctlUndo.
+	undoSysctl = "sysctl"
 )
 
-// SysctlUndo is the journal record of a sysctl change.
-type SysctlUndo struct {
+// sysctlUndo is the journal record of a sysctl change.
+type sysctlUndo struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
 }
 
-// Reverters returns the RevertFuncs for the changes this package makes,
-// bound to h's root: UndoFile, UndoCPUs and UndoSysctl. Callers add their
-// own kinds (NIC channels, IRQ affinity) to the map.
+// Reverters returns the revert functions for the changes this package
+// makes, bound to h's root, under the Undo kinds "file" (FileChange),
+// "cpu-online" (KeepOnlineChange) and "sysctl" (SysctlChange). Callers add
+// their own kinds (NIC channels, IRQ affinity) to the map.
 func (h *Host) Reverters() Reverters {
 	return Reverters{
-		UndoFile: RevertFile,
-		UndoCPUs: func(ctx context.Context, data json.RawMessage) error {
+		undoFile: revertFile,
+		undoCPUs: func(ctx context.Context, data json.RawMessage) error {
 			var snap CPUSnapshot
 			if err := json.Unmarshal(data, &snap); err != nil {
 				return fmt.Errorf("tuning: cpu-online undo record: %w", err)
 			}
 			return h.RestoreCPUs(ctx, snap)
 		},
-		UndoSysctl: func(_ context.Context, data json.RawMessage) error {
-			var u SysctlUndo
+		undoSysctl: func(_ context.Context, data json.RawMessage) error {
+			var u sysctlUndo
 			if err := json.Unmarshal(data, &u); err != nil {
 				return fmt.Errorf("tuning: sysctl undo record: %w", err)
 			}
@@ -51,8 +52,9 @@ func (h *Host) Reverters() Reverters {
 	}
 }
 
-// KeepOnlineChange prepares a Change that keeps only want online (the
-// seeds' "echo 0 > cpuN/online" for every other CPU): Describe is the
+// KeepOnlineChange prepares a Change that keeps only want online (the Arm
+// Neoverse Tomcat tuning guide's "echo 0 > cpuN/online" for every other
+// CPU): Describe is the
 // plan, the undo record the current snapshot, Apply KeepOnline and Verify
 // a re-read of the online list. An unchanged state gives a Change without
 // Apply; CPUs that cannot go offline make it a Skip with the reason.
@@ -71,7 +73,7 @@ func (h *Host) KeepOnlineChange(want CPUSet) (*Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	undo, err := NewUndo(UndoCPUs, snap)
+	undo, err := NewUndo(undoCPUs, snap)
 	if err != nil {
 		return nil, err
 	}
@@ -95,8 +97,9 @@ func (h *Host) KeepOnlineChange(want CPUSet) (*Change, error) {
 	}, nil
 }
 
-// SysctlChange prepares a Change that sets the sysctl name to value (seed
-// 003's tcp_max_tw_buckets), recording the current value to restore.
+// SysctlChange prepares a Change that sets the sysctl name to value (the
+// ApacheBench walkthrough's net.ipv4.tcp_max_tw_buckets), recording the
+// current value to restore.
 func (h *Host) SysctlChange(name, value string) (*Change, error) {
 	cur, err := h.Sysctl(name)
 	if err != nil {
@@ -105,7 +108,7 @@ func (h *Host) SysctlChange(name, value string) (*Change, error) {
 	if cur == value {
 		return &Change{Describe: fmt.Sprintf("%s already %s", name, value)}, nil
 	}
-	undo, err := NewUndo(UndoSysctl, SysctlUndo{Name: name, Value: cur})
+	undo, err := NewUndo(undoSysctl, sysctlUndo{Name: name, Value: cur})
 	if err != nil {
 		return nil, err
 	}

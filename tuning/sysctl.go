@@ -8,20 +8,20 @@ import (
 	"github.com/nettune/nettune/internal/hostfs"
 )
 
-// ErrSysctlName is matched by errors.Is for a sysctl name that is empty,
+// errSysctlName is matched by errors.Is for a sysctl name that is empty,
 // absolute, or holds an empty, "." or ".." component, white space or a
 // NUL.
-var ErrSysctlName = errors.New("tuning: invalid sysctl name")
+var errSysctlName = errors.New("tuning: invalid sysctl name")
 
-// SysctlPath returns the path of a sysctl below /proc/sys, such as
+// sysctlPath returns the path of a sysctl below /proc/sys, such as
 // "net/ipv4/tcp_max_tw_buckets". name is either dotted, as sysctl(8) takes
 // it ("net.ipv4.tcp_max_tw_buckets"), or slashed ("net/ipv4/conf/eth0.100/
 // rp_filter"), the form to use when a component holds a dot, like a VLAN
 // interface name. A name that would leave /proc/sys or that is malformed
-// is an error matching ErrSysctlName.
-func SysctlPath(name string) (string, error) {
+// is an error matching errSysctlName.
+func sysctlPath(name string) (string, error) {
 	fail := func(why string) (string, error) {
-		return "", fmt.Errorf("%w %q: %s; expected a dotted name like net.ipv4.tcp_max_tw_buckets", ErrSysctlName, name, why)
+		return "", fmt.Errorf("%w %q: %s; expected a dotted name like net.ipv4.tcp_max_tw_buckets", errSysctlName, name, why)
 	}
 	if name == "" {
 		return fail("empty")
@@ -49,18 +49,22 @@ func SysctlPath(name string) (string, error) {
 }
 
 func (h *Host) sysctlFile(name string) (string, error) {
-	rel, err := SysctlPath(name)
+	rel, err := sysctlPath(name)
 	if err != nil {
 		return "", err
 	}
 	return h.root.Proc(append([]string{"sys"}, strings.Split(rel, "/")...)...), nil
 }
 
-// Sysctl reads a sysctl from /proc/sys by name (see SysctlPath for the
-// forms) and returns its value without the trailing newline; values
-// with several fields keep the kernel's tabs ("4096\t131072\t6291456").
-// Most sysctls are readable without privilege. A sysctl the kernel does
-// not have matches errors.Is(err, os.ErrNotExist).
+// Sysctl reads a sysctl from /proc/sys by name and returns its value
+// without the trailing newline; values with several fields keep the
+// kernel's tabs ("4096\t131072\t6291456"). name is dotted, as sysctl(8)
+// takes it ("net.ipv4.tcp_max_tw_buckets"), or slashed
+// ("net/ipv4/conf/eth0.100/rp_filter"), the form to use when a component
+// holds a dot, like a VLAN interface name; a name that is empty, absolute
+// or holds an empty, "." or ".." component is refused. Most sysctls are
+// readable without privilege. A sysctl the kernel does not have matches
+// errors.Is(err, os.ErrNotExist).
 func (h *Host) Sysctl(name string) (string, error) {
 	p, err := h.sysctlFile(name)
 	if err != nil {
@@ -73,7 +77,8 @@ func (h *Host) Sysctl(name string) (string, error) {
 	return strings.TrimRight(string(b), "\n\x00"), nil
 }
 
-// SetSysctl writes value to the sysctl name under /proc/sys, as
+// SetSysctl writes value to the sysctl name (see Sysctl for the forms)
+// under /proc/sys, as
 // `sysctl -w name=value` or `echo value > /proc/sys/...` does, and returns
 // the value it had before, to restore with another SetSysctl. It needs
 // root (CAP_SYS_ADMIN, or CAP_NET_ADMIN in the network namespace for

@@ -1,6 +1,7 @@
 package tuning
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -22,7 +23,7 @@ func TestSysctlPath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := SysctlPath(tt.in)
+			got, err := sysctlPath(tt.in)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 		})
@@ -40,12 +41,27 @@ func TestSysctlPath(t *testing.T) {
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := SysctlPath(tt.in)
-			require.ErrorIs(t, err, ErrSysctlName)
+			_, err := sysctlPath(tt.in)
+			require.ErrorIs(t, err, errSysctlName)
 			assert.Contains(t, err.Error(), tt.msg)
 			assert.Contains(t, err.Error(), "net.ipv4.tcp_max_tw_buckets", "the error shows the expected form")
 		})
 	}
+}
+
+// What sysctlPath returns for the two name forms and a malformed name,
+// error text included.
+func TestSysctlPathMessages(t *testing.T) {
+	var lines []string
+	for _, name := range []string{"net.ipv4.tcp_max_tw_buckets", "net/ipv4/conf/eth0.100/rp_filter", "net.ipv4..x"} {
+		p, err := sysctlPath(name)
+		lines = append(lines, fmt.Sprintln(p, err))
+	}
+	assert.Equal(t, []string{
+		"net/ipv4/tcp_max_tw_buckets <nil>\n",
+		"net/ipv4/conf/eth0.100/rp_filter <nil>\n",
+		" tuning: invalid sysctl name \"net.ipv4..x\": empty component; expected a dotted name like net.ipv4.tcp_max_tw_buckets\n",
+	}, lines)
 }
 
 func TestSetSysctlFixture(t *testing.T) {
@@ -63,7 +79,7 @@ func TestSetSysctlFixture(t *testing.T) {
 	_, err = h.Sysctl("net.ipv4.no_such_knob")
 	require.ErrorIs(t, err, os.ErrNotExist)
 	_, err = h.SetSysctl("../../etc/passwd", "x")
-	require.ErrorIs(t, err, ErrSysctlName)
+	require.ErrorIs(t, err, errSysctlName)
 	_, err = h.SetSysctl("net.ipv4.tcp_max_tw_buckets", "1\x002")
 	require.Error(t, err)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/internal/rlimit"
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/tuning"
 )
@@ -73,7 +74,7 @@ func TestIntegrationHotplugCPU1(t *testing.T) {
 	assert.Equal(t, "0", offlineView, "only cpu0 online while cpu1 is offline")
 	assert.Equal(t, before, restored)
 	require.NoError(t, sumErr)
-	assert.Equal(t, "1", tuning.LscpuList(sum.Offline))
+	assert.Equal(t, "1", sum.Offline.Lscpu())
 	if lscpuOut != nil {
 		assert.Contains(t, string(lscpuOut), "Off-line CPU(s) list:")
 		for _, want := range []string{"On-line CPU(s) list:", "Off-line CPU(s) list:", "NUMA node0 CPU(s):"} {
@@ -158,7 +159,7 @@ func limitsFile(t *testing.T, pid string) tuning.FileLimit {
 			require.GreaterOrEqual(t, len(fs), 2)
 			parse := func(s string) uint64 {
 				if s == "unlimited" {
-					return tuning.Unlimited
+					return ^uint64(0) // RLIM_INFINITY
 				}
 				v, err := strconv.ParseUint(s, 10, 64)
 				require.NoError(t, err)
@@ -188,23 +189,23 @@ func capSysResource(t *testing.T) bool {
 }
 
 func TestOpenFilesLimit(t *testing.T) {
-	l, err := tuning.OpenFilesLimit()
+	l, err := tuning.OpenFilesLimit(0)
 	require.NoError(t, err)
 	assert.Equal(t, limitsFile(t, "self"), l)
 	assert.LessOrEqual(t, l.Soft, l.Hard)
 }
 
 func TestRaiseOpenFilesLimit(t *testing.T) {
-	cur, err := tuning.OpenFilesLimit()
+	cur, err := tuning.OpenFilesLimit(0)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		if _, err := tuning.SetOpenFilesLimit(cur); err != nil {
+		if _, err := tuning.SetOpenFilesLimit(0, cur); err != nil {
 			t.Errorf("restore open-files limit: %v", err)
 		}
 	})
 	// Lower the soft limit first (always allowed), then raise it back.
 	low := tuning.FileLimit{Soft: 512, Hard: cur.Hard}
-	prev, err := tuning.SetOpenFilesLimit(low)
+	prev, err := tuning.SetOpenFilesLimit(0, low)
 	require.NoError(t, err)
 	assert.Equal(t, cur, prev)
 	prev, err = tuning.RaiseOpenFilesLimit(1000)
@@ -216,7 +217,7 @@ func TestRaiseOpenFilesLimit(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint64(1000), limitsFile(t, "self").Soft)
 
-	_, err = tuning.SetOpenFilesLimit(tuning.FileLimit{Soft: 10, Hard: 5})
+	_, err = tuning.SetOpenFilesLimit(0, tuning.FileLimit{Soft: 10, Hard: 5})
 	require.ErrorIs(t, err, tuning.ErrLimit)
 }
 
@@ -237,20 +238,32 @@ func TestIntegrationRaiseOpenFilesAboveNrOpen(t *testing.T) {
 	assert.Equal(t, before, limitsFile(t, "self"))
 }
 
-// The helper gives a child the limit from its first instruction: the
-// child's own shell reports it.
-func TestStartWithOpenFiles(t *testing.T) {
-	cur, err := tuning.OpenFilesLimit()
+// startWithOpenFiles raises this process's limit to n and starts cmd,
+// which inherits it, and returns the limit the child started with.
+func startWithOpenFiles(cmd *exec.Cmd, n uint64) (tuning.FileLimit, error) {
+	if _, err := tuning.RaiseOpenFilesLimit(n); err != nil {
+		return tuning.FileLimit{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		return tuning.FileLimit{}, err
+	}
+	return tuning.OpenFilesLimit(0)
+}
+
+// A raised limit reaches a child from its first instruction: the child's
+// own shell reports it.
+func TestRaiseOpenFilesLimitChildInherits(t *testing.T) {
+	cur, err := tuning.OpenFilesLimit(0)
 	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = tuning.SetOpenFilesLimit(cur) })
-	want := uint64(tuning.DefaultOpenFiles)
+	t.Cleanup(func() { _, _ = tuning.SetOpenFilesLimit(0, cur) })
+	want := uint64(rlimit.DefaultNoFile)
 	if cur.Hard < want && !capSysResource(t) {
 		want = cur.Hard
 	}
 	cmd := exec.Command("/bin/sh", "-c", "ulimit -Sn; ulimit -Hn")
 	var out strings.Builder
 	cmd.Stdout = &out
-	got, err := tuning.StartWithOpenFiles(cmd, want)
+	got, err := startWithOpenFiles(cmd, want)
 	require.NoError(t, err)
 	require.NoError(t, cmd.Wait())
 	fields := strings.Fields(out.String())
@@ -273,16 +286,16 @@ func TestSetProcessOpenFilesLimit(t *testing.T) {
 		_ = cmd.Wait()
 	})
 	pid := cmd.Process.Pid
-	before, err := tuning.ProcessOpenFilesLimit(pid)
+	before, err := tuning.OpenFilesLimit(pid)
 	require.NoError(t, err)
 	assert.Equal(t, limitsFile(t, strconv.Itoa(pid)), before)
 	want := tuning.FileLimit{Soft: 256, Hard: 512}
-	prev, err := tuning.SetProcessOpenFilesLimit(pid, want)
+	prev, err := tuning.SetOpenFilesLimit(pid, want)
 	require.NoError(t, err)
 	assert.Equal(t, before, prev)
 	assert.Equal(t, want, limitsFile(t, strconv.Itoa(pid)))
 	// Raising the child's hard limit back needs privilege.
-	_, err = tuning.SetProcessOpenFilesLimit(pid, prev)
+	_, err = tuning.SetOpenFilesLimit(pid, prev)
 	if capSysResource(t) {
 		require.NoError(t, err)
 		assert.Equal(t, before, limitsFile(t, strconv.Itoa(pid)))
@@ -293,7 +306,7 @@ func TestSetProcessOpenFilesLimit(t *testing.T) {
 	_, err = io.WriteString(stdin, "\n")
 	require.NoError(t, err)
 	require.NoError(t, cmd.Wait())
-	_, err = tuning.ProcessOpenFilesLimit(pid)
+	_, err = tuning.OpenFilesLimit(pid)
 	require.ErrorIs(t, err, os.ErrNotExist, "a process that is gone")
 }
 
@@ -302,13 +315,13 @@ func TestSetProcessOpenFilesLimit(t *testing.T) {
 // nobody to see the kernel's EPERM.
 func TestIntegrationRaiseOpenFilesUnprivileged(t *testing.T) {
 	if os.Getenv("TUNING_HELPER") == "raise" {
-		cur, err := tuning.OpenFilesLimit()
+		cur, err := tuning.OpenFilesLimit(0)
 		if err != nil {
 			fmt.Println("error:", err)
 			os.Exit(2)
 		}
 		_, err = tuning.RaiseOpenFilesLimit(cur.Hard + 1)
-		after, _ := tuning.OpenFilesLimit()
+		after, _ := tuning.OpenFilesLimit(0)
 		fmt.Printf("perm=%v same=%v\n%v\n", errors.Is(err, os.ErrPermission), after == cur, err)
 		os.Exit(0)
 	}
@@ -337,9 +350,10 @@ func TestIntegrationRaiseOpenFilesUnprivileged(t *testing.T) {
 
 // Go raises its own soft limit at start-up and hands children the
 // original one: a plain exec.Command child of a process started with
-// soft 1024 gets 1024, a StartWithOpenFiles child gets what was asked.
-// The test re-runs itself under `prlimit --nofile=1024:HARD`.
-func TestStartWithOpenFilesBeatsGoDefault(t *testing.T) {
+// soft 1024 gets 1024, a child started after RaiseOpenFilesLimit gets
+// what was asked. The test re-runs itself under
+// `prlimit --nofile=1024:HARD`.
+func TestRaiseOpenFilesLimitBeatsGoDefault(t *testing.T) {
 	if os.Getenv("TUNING_HELPER") == "child-limit" {
 		plain, err := exec.Command("/bin/sh", "-c", "ulimit -Sn").Output()
 		if err != nil {
@@ -349,7 +363,7 @@ func TestStartWithOpenFilesBeatsGoDefault(t *testing.T) {
 		cmd := exec.Command("/bin/sh", "-c", "ulimit -Sn")
 		var out strings.Builder
 		cmd.Stdout = &out
-		if _, err := tuning.StartWithOpenFiles(cmd, 4096); err != nil {
+		if _, err := startWithOpenFiles(cmd, 4096); err != nil {
 			fmt.Println("error:", err)
 			os.Exit(2)
 		}
@@ -364,7 +378,7 @@ func TestStartWithOpenFilesBeatsGoDefault(t *testing.T) {
 	if err != nil {
 		t.Skip("skipped: prlimit (util-linux) not installed")
 	}
-	cur, err := tuning.OpenFilesLimit()
+	cur, err := tuning.OpenFilesLimit(0)
 	require.NoError(t, err)
 	if cur.Hard < 8192 {
 		t.Skipf("skipped: hard open-files limit %d is below 8192", cur.Hard)
@@ -373,7 +387,7 @@ func TestStartWithOpenFilesBeatsGoDefault(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, prlimit, fmt.Sprintf("--nofile=1024:%d", cur.Hard), exe, "-test.run", "^TestStartWithOpenFilesBeatsGoDefault$")
+	cmd := exec.CommandContext(ctx, prlimit, fmt.Sprintf("--nofile=1024:%d", cur.Hard), exe, "-test.run", "^TestRaiseOpenFilesLimitBeatsGoDefault$")
 	cmd.Env = append(os.Environ(), "TUNING_HELPER=child-limit")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)

@@ -2,8 +2,8 @@
 
 // Command channels shows and sets a NIC's ethtool channels like
 // `ethtool -l IF` and `ethtool -L IF combined N`, finds the NIC that holds
-// an address as seed 001 does with `ip addr`, and shows or spreads the
-// queues' IRQs over CPUs. Changes are a dry run unless -apply is given.
+// an address as the Arm Neoverse Tomcat tuning guide does with `ip addr`,
+// and shows or spreads the queues' IRQs over CPUs. Changes are a dry run unless -apply is given.
 //
 //	channels -l eth0
 //	channels -L eth0 combined 8 [-apply]

@@ -26,9 +26,9 @@ import (
 	"log"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"time"
 
+	"github.com/nettune/nettune/internal/statedir"
 	"github.com/nettune/nettune/tuning"
 )
 
@@ -45,7 +45,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	root := fs.String("root", "/", "host root holding sys/ (a fixture tree or a mounted image)")
 	online := fs.String("online", "", "keep only these CPUs online, e.g. 0-7 or 96-103")
 	restore := fs.String("restore", "", "put back the snapshot saved in `FILE`")
-	snapDir := fs.String("snapshot-dir", defaultSnapshotDir(os.Geteuid(), os.Getenv, os.UserHomeDir), "with -online -apply: save the state before the change to a new file in `DIR`")
+	snapDir := fs.String("snapshot-dir", statedir.Dir(), "with -online -apply: save the state before the change to a new file in `DIR`")
 	apply := fs.Bool("apply", false, "change the host (default: dry run, print what would change)")
 	bestEffort := fs.Bool("best-effort", false, "keep what succeeded instead of rolling back on a failure")
 	flat := fs.Bool("flat", false, "print the summary flat, as lscpu does into a pipe")
@@ -146,25 +146,6 @@ func saveSnapshot(dir string, snap tuning.CPUSnapshot, now time.Time) (string, e
 	return f.Name(), nil
 }
 
-// defaultSnapshotDir is where the tomcat-tuning study keeps its journal:
-// /var/lib/nettune for root, else $XDG_STATE_HOME/nettune, else
-// ~/.local/state/nettune (the temporary folder's nettune without a home).
-// A relative $XDG_STATE_HOME is ignored, as the XDG spec says.
-func defaultSnapshotDir(euid int, getenv func(string) string, home func() (string, error)) string {
-	if euid == 0 {
-		return "/var/lib/nettune"
-	}
-	dir := getenv("XDG_STATE_HOME")
-	if !filepath.IsAbs(dir) {
-		h, err := home()
-		if err != nil {
-			return filepath.Join(os.TempDir(), "nettune")
-		}
-		dir = filepath.Join(h, ".local", "state")
-	}
-	return filepath.Join(dir, "nettune")
-}
-
 func printSummary(h *tuning.Host, out io.Writer, flat bool) error {
 	s, err := h.Summary()
 	if err != nil {
@@ -176,7 +157,7 @@ func printSummary(h *tuning.Host, out io.Writer, flat bool) error {
 	}
 	fmt.Fprint(out, s.Text(&tuning.SummaryOptions{Flat: flat}))
 	if fixed := st.Present.Difference(st.Hotpluggable()); !fixed.IsEmpty() {
-		fmt.Fprintf(out, "not hot-pluggable: %s\n", tuning.LscpuList(fixed))
+		fmt.Fprintf(out, "not hot-pluggable: %s\n", fixed.Lscpu())
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/internal/statedir"
 	"github.com/nettune/nettune/internal/testutil"
 )
 
@@ -188,6 +189,8 @@ func TestSnapshotPerRun(t *testing.T) {
 	assert.Contains(t, out, "bring online: 1\ndry run")
 }
 
+// The default -snapshot-dir is the state directory the study keeps its
+// journal in.
 func TestDefaultSnapshotDir(t *testing.T) {
 	env := func(xdg string) func(string) string {
 		return func(k string) string {
@@ -214,7 +217,7 @@ func TestDefaultSnapshotDir(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, defaultSnapshotDir(tt.euid, env(tt.xdg), tt.home))
+			assert.Equal(t, tt.want, statedir.For(tt.euid, env(tt.xdg), tt.home))
 		})
 	}
 }

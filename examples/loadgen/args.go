@@ -14,8 +14,10 @@ import (
 )
 
 // errLuaScript is returned by parseWrkArgs for -s/--script: wrk's Lua
-// scripting is not supported.
-var errLuaScript = errors.New("loadgen: Lua scripts (-s) are not supported: set the method with -m/--method, headers with -H and the body with --body, or import the loadgen package and build the Config in Go")
+// scripting is not supported. What a script usually sets has a flag: the
+// method -m/--method, headers -H, the body --body; anything else, import
+// the loadgen package and build the Config in Go.
+var errLuaScript = errors.New("loadgen: Lua scripts (-s) are not supported: use -m, -H and --body")
 
 // wrkArgs is a wrk2 command line, parsed.
 type wrkArgs struct {
@@ -147,8 +149,9 @@ var wrkSpecs = []optSpec{
 }
 
 // parseWrkArgs parses a wrk/wrk2 command line (without the program name),
-// e.g. the seeds' "-c1280 -t128 -R500000 -d60 URL". Without -R the run is
-// a closed loop as fast as the server allows, as wrk's. -U implies -L, as
+// e.g. the Arm Neoverse Tomcat tuning guide's "-c1280 -t128 -R500000 -d60
+// URL". Without -R the run is a closed loop as fast as the server allows,
+// as wrk's. -U implies -L, as
 // in wrk2. Extensions: -m/--method, --body, --warmup, --slack, --json,
 // --hlog FILE, --plot FILE.svg, --shard i/n, --start-at TIME, --insecure
 // (accept a self-signed certificate on an https URL) (long options
@@ -256,9 +259,9 @@ const (
 	abTimelimitRequests  = 50000            // -t implies -n 50000
 )
 
-// parseABArgs parses an ab command line (without "ab"), e.g. seed 003's
-// "-k -n 100000 -c 149 URL", with ab's defaults: one request, concurrency
-// one, no keep-alive without -k, a 30 s timeout; -t seconds implies -n
+// parseABArgs parses an ab command line (without "ab"), e.g. the
+// ApacheBench walkthrough's "-k -n 100000 -c 149 URL", with ab's defaults:
+// one request, concurrency one, no keep-alive without -k, a 30 s timeout; -t seconds implies -n
 // 50000 as in ab. -p file sends the file as the body (POST, with -T's
 // content type). The event loops are min(GOMAXPROCS, concurrency).
 func parseABArgs(args []string) (abArgs, error) {

@@ -27,7 +27,7 @@ func TestParseWrkArgs(t *testing.T) {
 		lat  bool
 		unc  bool
 	}{
-		{"seeds 000-002 verbatim", []string{"-c1280", "-t128", "-R500000", "-d60", seedURL}, 1280, 128, 500000, time.Minute, false, false},
+		{"the Arm guide's line verbatim", []string{"-c1280", "-t128", "-R500000", "-d60", seedURL}, 1280, 128, 500000, time.Minute, false, false},
 		{"separate values, long options, SI units", []string{"-c", "64", "--threads=4", "--duration", "30s", "--rate", "15k", seedURL}, 64, 4, 15000, 30 * time.Second, false, false},
 		{"minutes, grouped -LU, options after the URL", []string{seedURL, "-d1m", "-LU"}, 10, 2, 0, time.Minute, true, true},
 		{"defaults: wrk's, closed loop", []string{seedURL}, 10, 2, 0, 10 * time.Second, false, false},

@@ -6,7 +6,7 @@
 //	loadgen -c1280 -t128 -R500000 -d60 --latency URL   # wrk2: open model, corrected latency
 //	loadgen -c64 -d10 URL                              # wrk: closed loop, as fast as it can
 //	loadgen ab -k -n 100000 -c 149 URL                 # ApacheBench
-//	loadgen sweep -c 20,40,60,80 -d30 --process java URL  # a load sweep, as seed 004
+//	loadgen sweep -c 20,40,60,80 -d30 --process java URL  # a load sweep, as the IBM study
 //	loadgen -R30k -d60 -shard 1/3 -start-at 2026-12-02T18:00:00Z -hlog s1.hlog URL
 //	loadgen merge -o all.hlog s0.hlog s1.hlog s2.hlog  # one load from several machines
 //	loadgen compare base=base.json iommu=step1.json   # uplift against a baseline (--json results)

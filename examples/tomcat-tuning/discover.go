@@ -390,21 +390,21 @@ func urlAddr(ctx context.Context, raw string) (netip.Addr, error) {
 	return addrs[0].Unmap(), nil
 }
 
-// firstPhysical returns the first interface under root/sys/class/net with
-// a device/ link.
+// firstPhysical returns the first interface, by name, that sysfs under
+// root shows as physical (nic.Device.Physical); "" when there is none.
 func firstPhysical(root string) string {
-	dir := filepath.Join(root, "sys", "class", "net")
-	ents, err := os.ReadDir(dir)
+	c, err := nic.New(&nic.Options{Root: root})
 	if err != nil {
 		return ""
 	}
-	for _, e := range ents {
-		if _, err := os.Lstat(filepath.Join(dir, e.Name(), "device")); err == nil {
-			return e.Name()
-		}
-		// Captured trees keep class/net/NAME as a symlink into devices/.
-		if _, err := os.Stat(filepath.Join(dir, e.Name(), "device")); err == nil {
-			return e.Name()
+	defer c.Close()
+	devs, err := c.Devices()
+	if err != nil {
+		return ""
+	}
+	for _, d := range devs {
+		if d.Physical {
+			return d.Name
 		}
 	}
 	return ""

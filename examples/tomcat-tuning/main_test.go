@@ -100,9 +100,9 @@ func seedsFixture(t *testing.T, cpu0Hotplug bool) string {
 	return root
 }
 
-// TestPlanSeedsFixture: plan mode on the seeds' host prints the seeds'
+// TestPlanGuideFixture: plan mode on the Arm guide's host prints its
 // plan and changes nothing.
-func TestPlanSeedsFixture(t *testing.T) {
+func TestPlanGuideFixture(t *testing.T) {
 	root := seedsFixture(t, true)
 	xml := filepath.Join(root, tomcatconf.DefaultBase, "conf", "server.xml")
 	before, err := os.ReadFile(xml)
@@ -148,9 +148,9 @@ func TestPlanSeedsFixture(t *testing.T) {
 	assert.Equal(t, "0-7\n", string(online))
 }
 
-// TestPlanSeedsFixtureCPU0 keeps the fixture's non-hot-pluggable cpu0: the
+// TestPlanGuideFixtureCPU0 keeps the fixture's non-hot-pluggable cpu0: the
 // NUMA step is skipped with the kernel's reason, not failed.
-func TestPlanSeedsFixtureCPU0(t *testing.T) {
+func TestPlanGuideFixtureCPU0(t *testing.T) {
 	root := seedsFixture(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -19,8 +19,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nettune/nettune/internal/hostfs"
 	"github.com/nettune/nettune/internal/httpready"
+	"github.com/nettune/nettune/internal/rlimit"
 	"github.com/nettune/nettune/loadgen"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
@@ -285,7 +285,7 @@ func applySteps(ctx context.Context, w io.Writer, s *study, steps []tuning.Step)
 		}
 	}
 	fmt.Fprintln(w, "== Steps ==")
-	fmt.Fprint(w, tuning.FormatResults(results))
+	fmt.Fprint(w, formatResults(results))
 	if len(s.measured) > 0 {
 		fmt.Fprintln(w, "== Step table ==")
 		cmp := loadgen.CompareSteps(s.measured...)
@@ -392,15 +392,15 @@ func (s *study) restart(ctx context.Context) error {
 	if _, err := s.inst.Stop(ctx, nil); err != nil && !errors.Is(err, tomcatconf.ErrNotRunning) {
 		return err
 	}
-	s.inst.NoFile = tuning.DefaultOpenFiles
+	s.inst.NoFile = rlimit.DefaultNoFile
 	res, err := s.inst.Start(ctx, &tomcatconf.StartOptions{ReadyURL: s.url})
 	if err != nil {
 		return err
 	}
 	s.jvmPID = res.PID
 	fmt.Fprintf(s.w, "restarted Tomcat: JVM %d as %s, ready in %s, open files %d", res.PID, res.User, res.Ready.Round(time.Millisecond), res.NoFile)
-	if res.NoFile < tuning.DefaultOpenFiles {
-		fmt.Fprintf(s.w, " (asked %d: the hard limit caps it)", tuning.DefaultOpenFiles)
+	if res.NoFile < rlimit.DefaultNoFile {
+		fmt.Fprintf(s.w, " (asked %d: the hard limit caps it)", rlimit.DefaultNoFile)
 	}
 	fmt.Fprintln(s.w)
 	if s.o.cpuMethod == methodAffinity {
@@ -494,7 +494,7 @@ func (s *study) load(ctx context.Context, name, target string, pid int) (loadgen
 	}
 	cfg := loadgen.Config{URL: target, Rate: rate, Connections: s.o.connections, Duration: s.o.duration}
 	var before loadgen.CPUTimes
-	root := hostfs.Default()
+	root := "/" // the running host, where the JVM runs
 	if pid > 0 {
 		before, _ = loadgen.ProcessCPU(root, pid)
 	}
@@ -620,4 +620,3 @@ func (s *study) census(ctx context.Context) (tomcatconf.Recommendation, error) {
 	fmt.Fprintf(s.w, "recommended maxThreads=%d: %s\n", rec.MaxThreads, rec.Reason)
 	return rec, nil
 }
-

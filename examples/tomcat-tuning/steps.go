@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/nettune/nettune/bootcfg"
+	"github.com/nettune/nettune/internal/rlimit"
 	"github.com/nettune/nettune/nic"
 	"github.com/nettune/nettune/numa"
 	"github.com/nettune/nettune/tomcatconf"
@@ -150,7 +151,7 @@ func buildSteps(s *study, list string) ([]tuning.Step, error) {
 			Prepare: s.prepareIOMMU},
 		stepCPUs: {Name: stepCPUs, Title: fmt.Sprintf("%d CPUs for Tomcat", s.n), Baseline: true,
 			Prepare: s.prepareCPUs},
-		stepOpenFiles: {Name: stepOpenFiles, Title: fmt.Sprintf("ulimit -n %d for Tomcat", tuning.DefaultOpenFiles), Baseline: true,
+		stepOpenFiles: {Name: stepOpenFiles, Title: fmt.Sprintf("ulimit -n %d for Tomcat", rlimit.DefaultNoFile), Baseline: true,
 			Prepare: s.prepareOpenFiles},
 		stepAccessLog: {Name: stepAccessLog, Title: "Access log off", Prepare: s.prepareAccessLog},
 		stepThreads:   {Name: stepThreads, Title: "maxThreads from a thread census, keep-alive limits", Prepare: s.prepareThreads},
@@ -227,15 +228,15 @@ func (s *study) prepareCPUs(context.Context) (*tuning.Change, error) {
 // drop-in.
 func (s *study) prepareOpenFiles(context.Context) (*tuning.Change, error) {
 	if s.systemd() {
-		return s.dropInChange(fmt.Sprintf("LimitNOFILE=%d for %s", tuning.DefaultOpenFiles, s.inst.Service),
-			func(d *tomcatconf.DropIn) { d.LimitNOFILE = tuning.DefaultOpenFiles })
+		return s.dropInChange(fmt.Sprintf("LimitNOFILE=%d for %s", rlimit.DefaultNoFile, s.inst.Service),
+			func(d *tomcatconf.DropIn) { d.LimitNOFILE = rlimit.DefaultNoFile })
 	}
-	cur, err := tuning.OpenFilesLimit()
+	cur, err := tuning.OpenFilesLimit(0)
 	if err != nil {
 		return nil, err
 	}
-	d := fmt.Sprintf("Tomcat is started under `ulimit -n %d` (this process: %s)", tuning.DefaultOpenFiles, cur)
-	if cur.Hard < tuning.DefaultOpenFiles {
+	d := fmt.Sprintf("Tomcat is started under `ulimit -n %d` (this process: %s)", rlimit.DefaultNoFile, cur)
+	if cur.Hard < rlimit.DefaultNoFile {
 		d += fmt.Sprintf("; the hard limit here is %d, so the JVM gets %d unless CAP_SYS_RESOURCE can raise it", cur.Hard, cur.Hard)
 	}
 	return &tuning.Change{Describe: d}, nil

@@ -188,7 +188,17 @@ func trim(w []uint64) []uint64 {
 
 // String formats s as the kernel does: ascending, with runs of two or more
 // consecutive ids collapsed to "lo-hi", no spaces. The empty set is "".
-func (s Set) String() string {
+func (s Set) String() string { return s.list(false) }
+
+// Lscpu formats s as lscpu (util-linux) prints CPU lists: ascending, a run
+// of three or more ids as "lo-hi" and a run of two as two ids
+// ("0,1,8,9,16-23"), where String writes a pair as "0-1". The empty set is
+// "". Parse reads the result back.
+func (s Set) Lscpu() string { return s.list(true) }
+
+// list writes the ids in ascending runs, a run as "lo-hi"; with
+// splitPairs a run of two is written as two ids.
+func (s Set) list(splitPairs bool) string {
 	var b strings.Builder
 	ids := s.IDs()
 	for i := 0; i < len(ids); {
@@ -201,7 +211,11 @@ func (s Set) String() string {
 		}
 		b.WriteString(strconv.Itoa(ids[i]))
 		if j > i {
-			b.WriteByte('-')
+			sep := byte('-')
+			if splitPairs && j == i+1 {
+				sep = ','
+			}
+			b.WriteByte(sep)
 			b.WriteString(strconv.Itoa(ids[j]))
 		}
 		i = j + 1

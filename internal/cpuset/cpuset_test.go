@@ -21,7 +21,7 @@ func TestParse(t *testing.T) {
 		{name: "empty", in: "", ids: []int{}, str: ""},
 		{name: "newline only", in: "\n", ids: []int{}, str: ""},
 		{name: "single", in: "0\n", ids: []int{0}, str: "0"},
-		{name: "seed online", in: "0-7\n", ids: []int{0, 1, 2, 3, 4, 5, 6, 7}, str: "0-7"},
+		{name: "online list", in: "0-7\n", ids: []int{0, 1, 2, 3, 4, 5, 6, 7}, str: "0-7"},
 		{name: "two ranges", in: "0-1,96-97", ids: []int{0, 1, 96, 97}, str: "0-1,96-97"},
 		{name: "list", in: "0,2,4", ids: []int{0, 2, 4}, str: "0,2,4"},
 		{name: "pair collapses", in: "3,4", ids: []int{3, 4}, str: "3-4"},
@@ -40,6 +40,31 @@ func TestParse(t *testing.T) {
 			assert.Equal(t, tt.ids, s.IDs())
 			assert.Equal(t, tt.str, s.String())
 			assert.Equal(t, len(tt.ids), s.Len())
+		})
+	}
+}
+
+func TestLscpu(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{name: "empty", in: "", want: ""},
+		{name: "single", in: "5", want: "5"},
+		{name: "pair stays two ids", in: "0-1", want: "0,1"},
+		{name: "run of three", in: "0-2", want: "0-2"},
+		{name: "pairs and a run", in: "0-1,8-9,16-23", want: "0,1,8,9,16-23"},
+		{name: "192-cpu host after hotplug", in: "0-95,104-191", want: "0-95,104-191"},
+		{name: "singles", in: "0,2,4", want: "0,2,4"},
+		{name: "pair then single", in: "3-4,6", want: "3,4,6"},
+		{name: "odd ids", in: "1,3,5", want: "1,3,5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := cpuset.MustParse(tt.in)
+			assert.Equal(t, tt.want, s.Lscpu())
+			back, err := cpuset.Parse(s.Lscpu())
+			require.NoError(t, err)
+			assert.True(t, back.Equal(s))
 		})
 	}
 }

@@ -1,11 +1,12 @@
 //go:build ignore
 
 // gen_neoverse writes neoverse-v2-192cpu-2node.tar.gz: the sysfs of the
-// seeds' Arm Neoverse-V2 host (192 CPUs, node0 = 0-95, node1 = 96-191,
-// distances 10/100) in the state seed 002 shows it — CPUs 0-7 online, the
-// rest offline — with node sizes and free memory that render as seed 002's
-// `numactl -H`, and the NIC enp1s0f0np0 on node 1 (numa_node 1,
-// local_cpulist 96-191). Run with `go generate` in numa/.
+// Arm Neoverse Tomcat tuning guide's Neoverse-V2 host (192 CPUs, node0 =
+// 0-95, node1 = 96-191, distances 10/100) in the state the guide's NUMA
+// step shows it — CPUs 0-7 online, the rest offline — with node sizes and
+// free memory that render as the guide's `numactl -H`, and the NIC
+// enp1s0f0np0 on node 1 (numa_node 1, local_cpulist 96-191). Run with
+// `go generate` in numa/.
 package main
 
 import (
@@ -22,10 +23,10 @@ import (
 const (
 	ncpu     = 192
 	perNode  = 96
-	onlineHi = 7 // cpus 0..7 online, as seed 000 leaves the host
+	onlineHi = 7 // cpus 0..7 online, as the guide's first step leaves the host
 )
 
-// kB values whose MiB (kB/1024, rounded down) are seed 002's numbers; the
+// kB values whose MiB (kB/1024, rounded down) are the guide's numbers; the
 // odd kB on top show the rounding.
 var mem = [2]struct{ total, free uint64 }{
 	{193502*1024 + 517, 188478*1024 + 211},

@@ -1,0 +1,4 @@
+package numa
+
+// ThreadCPUs is threadCPUs, for the black-box integration tests.
+var ThreadCPUs = threadCPUs
