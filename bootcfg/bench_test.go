@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkPlanKicksecure parses the largest corpus file (22 kB, 50
-// self-appending assignments) and plans the seed's edit.
+// self-appending assignments) and plans the Arm guide's IOMMU edit.
 func BenchmarkPlanKicksecure(b *testing.B) {
 	data, err := os.ReadFile(testutil.CorpusFile(b, "grub", "kicksecure-40_kernel_hardening.cfg"))
 	if err != nil {
@@ -22,7 +22,7 @@ func BenchmarkPlanKicksecure(b *testing.B) {
 			b.Fatal(err)
 		}
 		cfg := &bootcfg.Config{Files: []*bootcfg.File{f}}
-		if _, err := cfg.Plan(bootcfg.Edit{Set: seedParams}); err != nil {
+		if _, err := cfg.Plan(bootcfg.Edit{Set: guideParams}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -101,10 +101,10 @@ const kernelSpace = " \t\n\v\f\r"
 
 func isKernelSpace(b byte) bool { return strings.IndexByte(kernelSpace, b) >= 0 }
 
-// KeyEqual reports whether two parameter keys name the same parameter:
+// keyEqual reports whether two parameter keys name the same parameter:
 // the kernel treats '-' and '_' as the same character in names
 // (parameq in kernel/params.c).
-func KeyEqual(a, b string) bool {
+func keyEqual(a, b string) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -265,7 +265,8 @@ func (c *Cmdline) Init() []string {
 }
 
 // Get returns the last occurrence of key (the one the kernel applies last)
-// and whether there is one. Keys match with KeyEqual.
+// and whether there is one. Keys match as in the kernel: '-' and '_' are
+// the same character.
 func (c *Cmdline) Get(key string) (Param, bool) {
 	all := c.GetAll(key)
 	if len(all) == 0 {
@@ -278,7 +279,7 @@ func (c *Cmdline) Get(key string) (Param, bool) {
 func (c *Cmdline) GetAll(key string) []Param {
 	var ps []Param
 	for _, p := range c.Params() {
-		if KeyEqual(p.Key, key) {
+		if keyEqual(p.Key, key) {
 			ps = append(ps, p)
 		}
 	}
@@ -314,7 +315,7 @@ func (c *Cmdline) Set(ps ...Param) (bool, error) {
 func (c *Cmdline) set(p Param) {
 	first := -1
 	for i := 0; i < c.kernelEnd(); i++ {
-		if !KeyEqual(c.toks[i].param.Key, p.Key) {
+		if !keyEqual(c.toks[i].param.Key, p.Key) {
 			continue
 		}
 		if first < 0 {
@@ -362,13 +363,13 @@ func (c *Cmdline) remove(i int) {
 	}
 }
 
-// Remove deletes every occurrence of each key (KeyEqual) among the kernel
-// parameters and returns how many were removed.
+// Remove deletes every occurrence of each key ('-' and '_' alike) among
+// the kernel parameters and returns how many were removed.
 func (c *Cmdline) Remove(keys ...string) int {
 	n := 0
 	for _, k := range keys {
 		for i := 0; i < c.kernelEnd(); i++ {
-			if KeyEqual(c.toks[i].param.Key, k) {
+			if keyEqual(c.toks[i].param.Key, k) {
 				c.remove(i)
 				i--
 				n++

@@ -84,7 +84,7 @@ func TestCmdlineRealInputs(t *testing.T) {
 			cl, err := bootcfg.ParseCmdline(strings.Trim(v, `"`))
 			require.NoError(t, err)
 			assert.Len(t, cl.GetAll("rd.lvm.lv"), 2)
-			_, err = cl.Set(seedParams...)
+			_, err = cl.Set(guideParams...)
 			require.NoError(t, err)
 			assert.Len(t, cl.GetAll("rd.lvm.lv"), 2, "the guide's overwrite drops rd.lvm.lv; Set keeps it")
 		}
@@ -97,18 +97,18 @@ func TestCmdlineSet(t *testing.T) {
 		set            []bootcfg.Param
 		changed        bool
 	}{
-		{name: "append", in: "quiet splash", set: seedParams, want: "quiet splash iommu.strict=1 iommu.passthrough=0", changed: true},
-		{name: "into empty", in: "", set: seedParams, want: "iommu.strict=1 iommu.passthrough=0", changed: true},
-		{name: "replace keeps position", in: "a iommu.strict=0 b", set: seedParams[:1], want: "a iommu.strict=1 b", changed: true},
-		{name: "replace every occurrence", in: "iommu.strict=0 a iommu.strict=0 b iommu.strict=1", set: seedParams[:1], want: "iommu.strict=1 a b", changed: true},
+		{name: "append", in: "quiet splash", set: guideParams, want: "quiet splash iommu.strict=1 iommu.passthrough=0", changed: true},
+		{name: "into empty", in: "", set: guideParams, want: "iommu.strict=1 iommu.passthrough=0", changed: true},
+		{name: "replace keeps position", in: "a iommu.strict=0 b", set: guideParams[:1], want: "a iommu.strict=1 b", changed: true},
+		{name: "replace every occurrence", in: "iommu.strict=0 a iommu.strict=0 b iommu.strict=1", set: guideParams[:1], want: "iommu.strict=1 a b", changed: true},
 		{name: "dash and underscore are one key", in: "nvme-core.io_timeout=30 x", set: []bootcfg.Param{bootcfg.P("nvme_core.io_timeout", "4294967295")}, want: "nvme_core.io_timeout=4294967295 x", changed: true},
-		{name: "already set is kept byte for byte", in: "a  iommu.strict=1\tb", set: seedParams[:1], want: "a  iommu.strict=1\tb"},
-		{name: "before init args", in: "ro -- --flag", set: seedParams[:1], want: "ro iommu.strict=1 -- --flag", changed: true},
-		{name: "only init args", in: "-- x", set: seedParams[:1], want: "iommu.strict=1 -- x", changed: true},
-		{name: "init args untouched", in: "-- iommu.strict=0", set: seedParams[:1], want: "iommu.strict=1 -- iommu.strict=0", changed: true},
+		{name: "already set is kept byte for byte", in: "a  iommu.strict=1\tb", set: guideParams[:1], want: "a  iommu.strict=1\tb"},
+		{name: "before init args", in: "ro -- --flag", set: guideParams[:1], want: "ro iommu.strict=1 -- --flag", changed: true},
+		{name: "only init args", in: "-- x", set: guideParams[:1], want: "iommu.strict=1 -- x", changed: true},
+		{name: "init args untouched", in: "-- iommu.strict=0", set: guideParams[:1], want: "iommu.strict=1 -- iommu.strict=0", changed: true},
 		{name: "value with space is quoted", in: "a", set: []bootcfg.Param{bootcfg.P("dyndbg", "file x.c +p")}, want: `a dyndbg="file x.c +p"`, changed: true},
 		{name: "flag", in: "a", set: []bootcfg.Param{{Key: "nosmt"}}, want: "a nosmt", changed: true},
-		{name: "first removed keeps leading space", in: " iommu.strict=0 iommu.strict=1", set: seedParams[:1], want: " iommu.strict=1", changed: true},
+		{name: "first removed keeps leading space", in: " iommu.strict=0 iommu.strict=1", set: guideParams[:1], want: " iommu.strict=1", changed: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,7 +166,7 @@ func TestParamValidate(t *testing.T) {
 func TestParseParams(t *testing.T) {
 	ps, err := bootcfg.ParseParams("iommu.strict=1 iommu.passthrough=0")
 	require.NoError(t, err)
-	assert.Equal(t, seedParams, ps)
+	assert.Equal(t, guideParams, ps)
 	_, err = bootcfg.ParseParams("a -- b")
 	require.ErrorIs(t, err, bootcfg.ErrInvalidParam)
 	p, err := bootcfg.ParseParam(`acpi_osi="Windows 2020"`)
@@ -187,7 +187,7 @@ func TestCmdlineZeroValue(t *testing.T) {
 	var c bootcfg.Cmdline
 	assert.Empty(t, c.Params())
 	assert.Nil(t, c.Init())
-	changed, err := c.Set(seedParams...)
+	changed, err := c.Set(guideParams...)
 	require.NoError(t, err)
 	assert.True(t, changed)
 	assert.Equal(t, "iommu.strict=1 iommu.passthrough=0", c.String())

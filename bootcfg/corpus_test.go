@@ -100,7 +100,7 @@ func TestCorpusValuesMatchShell(t *testing.T) {
 					continue
 				}
 				known++
-				assert.Equal(t, env[name], v.Value, "%s (set at %s:%d)", name, v.Origin.File, v.Origin.Line)
+				assert.Equal(t, env[name], v.Value, "%s (set at %s:%d)", name, v.File, v.Line)
 			}
 			assert.NotEmpty(t, cfg.Names())
 			t.Logf("%d of %d variables known", known, len(cfg.Names()))
@@ -108,9 +108,11 @@ func TestCorpusValuesMatchShell(t *testing.T) {
 	}
 }
 
-var seedParams = []bootcfg.Param{bootcfg.P("iommu.strict", "1"), bootcfg.P("iommu.passthrough", "0")}
+// guideParams are the IOMMU parameters the Arm Neoverse Tomcat tuning
+// guide writes into GRUB_CMDLINE_LINUX.
+var guideParams = []bootcfg.Param{bootcfg.P("iommu.strict", "1"), bootcfg.P("iommu.passthrough", "0")}
 
-// TestCorpusSetIOMMU is the test: set the seed's parameters in
+// TestCorpusSetIOMMU is the test: set the Arm guide's parameters in
 // GRUB_CMDLINE_LINUX of every corpus file and layout, write, source the
 // result with /bin/sh, and check that the variable is the old value plus
 // the parameters exactly once, that every other variable is unchanged, and
@@ -122,7 +124,7 @@ func TestCorpusSetIOMMU(t *testing.T) {
 			before := shellEnv(t, files...)
 			cfg, err := bootcfg.LoadConfig(main)
 			require.NoError(t, err)
-			plan, err := cfg.Plan(bootcfg.Edit{Var: bootcfg.CmdlineLinux, Set: seedParams})
+			plan, err := cfg.Plan(bootcfg.Edit{Var: bootcfg.CmdlineLinux, Set: guideParams})
 			require.NoError(t, err)
 			require.Equal(t, bootcfg.CmdlineLinux, plan.Var)
 
@@ -160,7 +162,7 @@ func TestCorpusSetIOMMU(t *testing.T) {
 			require.NoError(t, err)
 			newCl, err := bootcfg.ParseCmdline(after[bootcfg.CmdlineLinux])
 			require.NoError(t, err)
-			for _, p := range seedParams {
+			for _, p := range guideParams {
 				got := newCl.GetAll(p.Key)
 				require.Len(t, got, 1, "%s in %q", p.Key, newCl)
 				assert.Equal(t, p, got[0])
@@ -180,7 +182,7 @@ func TestCorpusSetIOMMU(t *testing.T) {
 			// A second plan is a no-op.
 			cfg2, err := bootcfg.LoadConfig(main)
 			require.NoError(t, err)
-			plan2, err := cfg2.Plan(bootcfg.Edit{Set: seedParams})
+			plan2, err := cfg2.Plan(bootcfg.Edit{Set: guideParams})
 			require.NoError(t, err)
 			assert.False(t, plan2.Changed(), plan2.Diff())
 		})

@@ -19,16 +19,12 @@ const (
 	CmdlineLinuxDefault = "GRUB_CMDLINE_LINUX_DEFAULT"
 )
 
-// DropInDir is the directory of drop-ins beside the defaults file:
-// /etc/default/grub.d, whose *.cfg files grub-mkconfig (Debian, Ubuntu)
-// sources after /etc/default/grub.
-const DropInDir = "grub.d"
-
 // File is one parsed shell file: /etc/default/grub or a drop-in.
 type File struct {
-	Path        string
-	Assignments []*Assignment // in the order the shell performs them
-	Commands    []Command     // the commands it runs, in order
+	Path string
+
+	assignments []*assignment  // in the order the shell performs them
+	commands    []shellCommand // the commands it runs, in order
 	data        string
 }
 
@@ -44,7 +40,7 @@ func ParseFile(path string, data []byte) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &File{Path: path, Assignments: as, Commands: cmds, data: string(data)}, nil
+	return &File{Path: path, assignments: as, commands: cmds, data: string(data)}, nil
 }
 
 // Config is the GRUB defaults: the main file and its drop-ins, in the
@@ -104,26 +100,33 @@ type Value struct {
 	// Value is what the shell assigns, when Known.
 	Value string
 	// Known is false when the value depends on something only a shell can
-	// evaluate; Dynamic then says where and why.
-	Known   bool
-	Dynamic *DynamicError
+	// evaluate: a command substitution, another variable, a condition.
+	Known bool
+	// Dynamic is nil when Known; otherwise an error matching ErrDynamic
+	// that names the file, the line and the expansion.
+	Dynamic error
 	// Set is false when no file assigns the variable (Value is "").
 	Set bool
-	// Origin is the assignment that sets the effective value: the last one
-	// the shell performs. Its File says which file that is.
-	Origin *Assignment
-	// Chain is the assignments that build the value: the last plain
-	// assignment and every NAME="$NAME ..." after it, in order. A chain
-	// that starts with a self-append starts from the unset (empty) value.
-	Chain []*Assignment
+	// File and Line locate the assignment that sets the effective value:
+	// the last one the shell performs ("" and 0 when not Set). For a
+	// value built by NAME="$NAME more" lines, that is the last of them.
+	File string
+	Line int
+
+	// origin is that assignment; chain is the assignments that build the
+	// value: the last plain assignment and every NAME="$NAME ..." after
+	// it, in order. A chain that starts with a self-append starts from
+	// the unset (empty) value.
+	origin *assignment
+	chain  []*assignment
 }
 
-// Assignments returns every assignment of name, in the order the shell
+// assignments returns every assignment of name, in the order the shell
 // performs them, across all files.
-func (c *Config) Assignments(name string) []*Assignment {
-	var as []*Assignment
+func (c *Config) assignments(name string) []*assignment {
+	var as []*assignment
 	for _, f := range c.Files {
-		for _, a := range f.Assignments {
+		for _, a := range f.assignments {
 			if a.Name == name {
 				as = append(as, a)
 			}
@@ -137,7 +140,7 @@ func (c *Config) Names() []string {
 	seen := map[string]bool{}
 	var names []string
 	for _, f := range c.Files {
-		for _, a := range f.Assignments {
+		for _, a := range f.assignments {
 			if !seen[a.Name] {
 				seen[a.Name] = true
 				names = append(names, a.Name)
@@ -155,22 +158,22 @@ func (c *Config) Names() []string {
 // value unknown (Known false, Dynamic set) until a later plain assignment.
 func (c *Config) Lookup(name string) Value {
 	v := Value{Name: name, Known: true}
-	for _, a := range c.Assignments(name) {
+	for _, a := range c.assignments(name) {
 		v.Set = true
-		v.Origin = a
+		v.origin, v.File, v.Line = a, a.File, a.Line
 		switch {
 		case a.Static():
 			v.Value, v.Known, v.Dynamic = a.Value, true, nil
-			v.Chain = []*Assignment{a}
+			v.chain = []*assignment{a}
 		case a.SelfAppend():
-			v.Chain = append(v.Chain, a)
+			v.chain = append(v.chain, a)
 			if v.Known {
 				v.Value += a.appendLit
 			}
 		default:
 			v.Value, v.Known = "", false
-			v.Dynamic = &DynamicError{Name: name, File: a.File, Line: a.Line, Reason: a.reason()}
-			v.Chain = []*Assignment{a}
+			v.Dynamic = &dynamicError{Name: name, File: a.File, Line: a.Line, Reason: a.reason()}
+			v.chain = []*assignment{a}
 		}
 	}
 	return v
@@ -186,7 +189,7 @@ func (c *Config) Cmdline(name string) (*Cmdline, error) {
 	}
 	cl, err := ParseCmdline(v.Value)
 	if err != nil {
-		return nil, fmt.Errorf("bootcfg: %s in %s: %w", name, v.Origin.File, err)
+		return nil, fmt.Errorf("bootcfg: %s in %s: %w", name, v.origin.File, err)
 	}
 	return cl, nil
 }

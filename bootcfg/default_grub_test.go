@@ -68,15 +68,15 @@ func TestParseFileForms(t *testing.T) {
 				require.False(t, v.Known)
 				require.ErrorIs(t, v.Dynamic, bootcfg.ErrDynamic)
 				assert.Contains(t, v.Dynamic.Error(), "test:")
-				if tt.kind != 0 || len(v.Origin.Expansions) > 0 {
-					require.NotEmpty(t, v.Origin.Expansions)
-					assert.Equal(t, tt.kind, v.Origin.Expansions[0].Kind)
+				if tt.kind != 0 || len(bootcfg.Origin(v).Expansions) > 0 {
+					require.NotEmpty(t, bootcfg.Origin(v).Expansions)
+					assert.Equal(t, tt.kind, bootcfg.Origin(v).Expansions[0].Kind)
 				}
 				return
 			}
 			require.True(t, v.Known, "%v", v.Dynamic)
 			assert.Equal(t, tt.value, v.Value)
-			assert.Equal(t, tt.quote, v.Origin.Quote)
+			assert.Equal(t, tt.quote, bootcfg.Origin(v).Quote)
 			// The real shell agrees.
 			p := filepath.Join(t.TempDir(), "f")
 			require.NoError(t, os.WriteFile(p, []byte(tt.src+"\n"), 0o644))
@@ -119,10 +119,10 @@ func TestLoadConfigDropInOrder(t *testing.T) {
 	require.Len(t, cfg.Files, 3)
 	x := cfg.Lookup("X")
 	assert.Equal(t, "b", x.Value)
-	assert.Equal(t, filepath.Join(main+".d", "50-b.cfg"), x.Origin.File, "the effective value says which file set it")
+	assert.Equal(t, filepath.Join(main+".d", "50-b.cfg"), x.File, "the effective value says which file set it")
 	y := cfg.Lookup("Y")
 	assert.Equal(t, "main a", y.Value)
-	assert.Len(t, y.Chain, 2)
+	assert.Len(t, bootcfg.Chain(y), 2)
 	env := shellEnv(t, main, filepath.Join(main+".d", "10-a.cfg"), filepath.Join(main+".d", "50-b.cfg"))
 	assert.Equal(t, env["X"], x.Value)
 	assert.Equal(t, env["Y"], y.Value)
@@ -137,7 +137,7 @@ func TestParseFileCommandsAndUnset(t *testing.T) {
 	f, err := bootcfg.ParseFile("f", []byte(src))
 	require.NoError(t, err)
 	var names []string
-	for _, c := range f.Commands {
+	for _, c := range bootcfg.Commands(f) {
 		names = append(names, c.Name)
 	}
 	assert.Equal(t, []string{"cat", "unset", "true", "if", "[", "V=1", "fi"}[:3], names[:3])
@@ -145,7 +145,7 @@ func TestParseFileCommandsAndUnset(t *testing.T) {
 	x := cfg.Lookup("X")
 	assert.True(t, x.Known)
 	assert.Equal(t, "", x.Value)
-	assert.Equal(t, "unset X", x.Origin.Text())
+	assert.Equal(t, "unset X", bootcfg.Origin(x).Text())
 	for _, n := range []string{"Y", "Z", "W", "V"} {
 		assert.False(t, cfg.Lookup(n).Known, n)
 	}
@@ -158,7 +158,7 @@ func TestParseFileCommandsAndUnset(t *testing.T) {
 	assert.Equal(t, "1", env["W"])
 
 	pu := writeConfig(t, "GRUB_CMDLINE_LINUX=\"a\"\nunset GRUB_CMDLINE_LINUX\n", nil)
-	_, err = planFor(t, pu, bootcfg.Edit{Set: seedParams})
+	_, err = planFor(t, pu, bootcfg.Edit{Set: guideParams})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "is unset at "+pu+":2")
 }

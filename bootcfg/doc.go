@@ -26,9 +26,9 @@
 // drop-ins append) is followed exactly. Anything else only a shell can
 // evaluate — $(...), backquotes, other variables, arithmetic, an
 // assignment under if/case/&&/|| or in a background list — is reported
-// as such ([Assignment.Expansions], [Value.Dynamic]) and never guessed;
-// editing such a value is refused with a [*DynamicError] naming the file
-// and line.
+// as such ([Value.Dynamic]) and never guessed; editing such a value is
+// refused with an error matching [ErrDynamic] that names the file and
+// line.
 //
 // # Editing
 //
@@ -59,9 +59,9 @@
 //
 // Nothing here runs a bootloader tool as a side effect. [Host.Regenerate]
 // finds grubby (BLS systems), update-grub, grub2-mkconfig or
-// grub-mkconfig and runs it through a [Runner] with a context; a failure
-// carries the tool's output ([*CommandError]). Tests pass a Runner that
-// records commands.
+// grub-mkconfig and runs it with a context; a failure's error names the
+// tool and ends with its output. A [Runner] replaces the real run, to
+// record the command or to make a dry run.
 //
 // # Host root
 //

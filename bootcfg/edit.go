@@ -74,7 +74,7 @@ func (p *Plan) Files() []string {
 
 // segment is one assignment of a value chain, as a parsed parameter list.
 type segment struct {
-	a      *Assignment
+	a      *assignment
 	cl     *Cmdline
 	before string
 }
@@ -88,8 +88,8 @@ type segment struct {
 // every file is kept.
 //
 // It refuses a value the shell computes (command substitution, another
-// variable, a condition) with a *DynamicError naming the file and line
-// (errors.Is ErrDynamic), and an invalid parameter (ErrInvalidParam).
+// variable, a condition) with an error naming the file and line (errors.Is
+// ErrDynamic), and an invalid parameter (ErrInvalidParam).
 // Plan writes nothing; Apply does.
 func (c *Config) Plan(e Edit) (*Plan, error) {
 	name := e.Var
@@ -134,7 +134,7 @@ func (c *Config) Plan(e Edit) (*Plan, error) {
 			return plan, nil
 		}
 		main := c.Files[0]
-		text := name + "=" + quoteValue(plan.After, QuoteDouble)
+		text := name + "=" + quoteValue(plan.After, quoteDouble)
 		prefix := ""
 		if main.data != "" && !strings.HasSuffix(main.data, "\n") {
 			prefix = "\n"
@@ -145,8 +145,8 @@ func (c *Config) Plan(e Edit) (*Plan, error) {
 		return plan, c.verify(plan)
 	}
 
-	segs := make([]*segment, len(v.Chain))
-	for i, a := range v.Chain {
+	segs := make([]*segment, len(v.chain))
+	for i, a := range v.chain {
 		text := a.Value
 		if a.SelfAppend() {
 			text = a.appendLit
@@ -208,9 +208,9 @@ func (c *Config) Plan(e Edit) (*Plan, error) {
 			word = `"` + s.a.selfRef + escapeDouble(now) + `"`
 		} else {
 			style := s.a.Quote
-			if style == QuoteMixed || style == QuoteNone && needsQuotes(now) {
-				requoted = style == QuoteNone
-				style = QuoteDouble
+			if style == quoteMixed || style == quoteNone && needsQuotes(now) {
+				requoted = style == quoteNone
+				style = quoteDouble
 			}
 			word = quoteValue(now, style)
 		}
@@ -227,13 +227,13 @@ func (c *Config) Plan(e Edit) (*Plan, error) {
 	// across assignments (NAME="${NAME},more").
 	whole, err := ParseCmdline(v.Value)
 	if err != nil {
-		return nil, fmt.Errorf("bootcfg: %s in %s: %w", name, v.Origin.File, err)
+		return nil, fmt.Errorf("bootcfg: %s in %s: %w", name, v.origin.File, err)
 	}
 	whole.Set(e.Set...)
 	whole.Remove(e.Remove...)
 	got, err := ParseCmdline(plan.After)
 	if err != nil || !slices.Equal(got.Params(), whole.Params()) {
-		return nil, fmt.Errorf("bootcfg: %s: a parameter is split across the assignments at %s:%d and before it; edit by hand", name, v.Origin.File, v.Origin.Line)
+		return nil, fmt.Errorf("bootcfg: %s: a parameter is split across the assignments at %s:%d and before it; edit by hand", name, v.origin.File, v.origin.Line)
 	}
 	for _, path := range order {
 		f := c.file(path)
@@ -300,11 +300,11 @@ func (c *Config) verify(p *Plan) error {
 }
 
 // quoteValue renders v as a shell word in style.
-func quoteValue(v string, style QuoteStyle) string {
+func quoteValue(v string, style quoteStyle) string {
 	switch style {
-	case QuoteSingle:
+	case quoteSingle:
 		return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
-	case QuoteNone:
+	case quoteNone:
 		return v
 	}
 	return `"` + escapeDouble(v) + `"`

@@ -24,7 +24,7 @@ func TestIntegrationReadOnlyMount(t *testing.T) {
 	src := "GRUB_CMDLINE_LINUX=\"quiet\"\n"
 	p := writeConfig(t, src, nil)
 	dir := filepath.Dir(p)
-	plan, err := planFor(t, p, bootcfg.Edit{Set: seedParams})
+	plan, err := planFor(t, p, bootcfg.Edit{Set: guideParams})
 	require.NoError(t, err)
 	if err := syscall.Mount(dir, dir, "", syscall.MS_BIND, ""); err != nil {
 		t.Skipf("skipped: bind mount not permitted here: %v", err)

@@ -47,39 +47,39 @@ func TestPlanEdits(t *testing.T) {
 		{
 			name:  "LINUX, never LINUX_DEFAULT (the regex trap)",
 			in:    "GRUB_CMDLINE_LINUX_DEFAULT=\"iommu.strict=0 quiet\"\nGRUB_CMDLINE_LINUX=\"ro\"\n",
-			edit:  bootcfg.Edit{Set: seedParams},
+			edit:  bootcfg.Edit{Set: guideParams},
 			out:   "GRUB_CMDLINE_LINUX_DEFAULT=\"iommu.strict=0 quiet\"\nGRUB_CMDLINE_LINUX=\"ro iommu.strict=1 iommu.passthrough=0\"\n",
 			after: "ro iommu.strict=1 iommu.passthrough=0",
 		},
 		{
 			name:  "LINUX_DEFAULT when asked",
 			in:    "GRUB_CMDLINE_LINUX_DEFAULT=\"iommu.strict=0 quiet\"\nGRUB_CMDLINE_LINUX=\"iommu.strict=0\"\n",
-			edit:  bootcfg.Edit{Var: bootcfg.CmdlineLinuxDefault, Set: seedParams[:1]},
+			edit:  bootcfg.Edit{Var: bootcfg.CmdlineLinuxDefault, Set: guideParams[:1]},
 			out:   "GRUB_CMDLINE_LINUX_DEFAULT=\"iommu.strict=1 quiet\"\nGRUB_CMDLINE_LINUX=\"iommu.strict=0\"\n",
 			after: "iommu.strict=1 quiet",
 		},
 		{
 			name: "single quotes kept",
 			in:   "GRUB_CMDLINE_LINUX='quiet' # hand-written\n",
-			edit: bootcfg.Edit{Set: seedParams[:1]},
+			edit: bootcfg.Edit{Set: guideParams[:1]},
 			out:  "GRUB_CMDLINE_LINUX='quiet iommu.strict=1' # hand-written\n",
 		},
 		{
 			name: "unquoted kept when possible",
 			in:   "GRUB_CMDLINE_LINUX=quiet\n",
-			edit: bootcfg.Edit{Set: seedParams[:1], Remove: []string{"quiet"}},
+			edit: bootcfg.Edit{Set: guideParams[:1], Remove: []string{"quiet"}},
 			out:  "GRUB_CMDLINE_LINUX=iommu.strict=1\n",
 		},
 		{
 			name: "unquoted gains double quotes for a space",
 			in:   "GRUB_CMDLINE_LINUX=quiet\n",
-			edit: bootcfg.Edit{Set: seedParams[:1]},
+			edit: bootcfg.Edit{Set: guideParams[:1]},
 			out:  "GRUB_CMDLINE_LINUX=\"quiet iommu.strict=1\"\n",
 		},
 		{
 			name: "mixed quoting becomes double",
 			in:   "GRUB_CMDLINE_LINUX=a\"b c\"\n",
-			edit: bootcfg.Edit{Set: seedParams[:1]},
+			edit: bootcfg.Edit{Set: guideParams[:1]},
 			out:  "GRUB_CMDLINE_LINUX=\"ab c iommu.strict=1\"\n",
 		},
 		{
@@ -91,13 +91,13 @@ func TestPlanEdits(t *testing.T) {
 		{
 			name: "continuation lines joined in the one assignment",
 			in:   "A=1\nGRUB_CMDLINE_LINUX=\"ro \\\n  quiet\" # c\nB=2\n",
-			edit: bootcfg.Edit{Set: seedParams[:1]},
+			edit: bootcfg.Edit{Set: guideParams[:1]},
 			out:  "A=1\nGRUB_CMDLINE_LINUX=\"ro   quiet iommu.strict=1\" # c\nB=2\n",
 		},
 		{
 			name: "repeated assignment: the last is edited",
 			in:   "GRUB_CMDLINE_LINUX=\"a\"\nGRUB_CMDLINE_LINUX=\"b\"\n",
-			edit: bootcfg.Edit{Set: seedParams[:1]},
+			edit: bootcfg.Edit{Set: guideParams[:1]},
 			out:  "GRUB_CMDLINE_LINUX=\"a\"\nGRUB_CMDLINE_LINUX=\"b iommu.strict=1\"\n",
 		},
 		{
@@ -109,13 +109,13 @@ func TestPlanEdits(t *testing.T) {
 		{
 			name: "not set: a line is added",
 			in:   "GRUB_TIMEOUT=5",
-			edit: bootcfg.Edit{Set: seedParams},
+			edit: bootcfg.Edit{Set: guideParams},
 			out:  "GRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX=\"iommu.strict=1 iommu.passthrough=0\"\n",
 		},
 		{
 			name: "export kept",
 			in:   "export GRUB_CMDLINE_LINUX=\"ro\"\n",
-			edit: bootcfg.Edit{Set: seedParams[:1]},
+			edit: bootcfg.Edit{Set: guideParams[:1]},
 			out:  "export GRUB_CMDLINE_LINUX=\"ro iommu.strict=1\"\n",
 		},
 	}
@@ -145,17 +145,17 @@ func TestPlanEdits(t *testing.T) {
 
 func TestPlanShadowed(t *testing.T) {
 	p := writeConfig(t, "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet iommu.strict=0\"\nGRUB_CMDLINE_LINUX=\"\"\n", nil)
-	plan, err := planFor(t, p, bootcfg.Edit{Set: seedParams})
+	plan, err := planFor(t, p, bootcfg.Edit{Set: guideParams})
 	require.NoError(t, err)
 	assert.Equal(t, []bootcfg.Param{bootcfg.P("iommu.strict", "0")}, plan.Shadowed, "_DEFAULT comes last on the boot line and wins")
-	plan, err = planFor(t, p, bootcfg.Edit{Var: bootcfg.CmdlineLinuxDefault, Set: seedParams})
+	plan, err = planFor(t, p, bootcfg.Edit{Var: bootcfg.CmdlineLinuxDefault, Set: guideParams})
 	require.NoError(t, err)
 	assert.Empty(t, plan.Shadowed)
 }
 
 func TestPlanDiff(t *testing.T) {
 	p := writeConfig(t, "1\n2\n3\n4\nGRUB_CMDLINE_LINUX=\"\"\n6\n7\n8\n9\n", nil)
-	plan, err := planFor(t, p, bootcfg.Edit{Set: seedParams})
+	plan, err := planFor(t, p, bootcfg.Edit{Set: guideParams})
 	require.NoError(t, err)
 	want := "--- " + p + "\n+++ " + p + "\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-GRUB_CMDLINE_LINUX=\"\"\n+GRUB_CMDLINE_LINUX=\"iommu.strict=1 iommu.passthrough=0\"\n 6\n 7\n 8\n"
 	assert.Equal(t, want, plan.Diff())
@@ -195,7 +195,7 @@ func lookPatch(t *testing.T) string {
 func TestPlanDropIns(t *testing.T) {
 	t.Run("override in a drop-in is edited there", func(t *testing.T) {
 		p := writeConfig(t, "GRUB_CMDLINE_LINUX=\"main\"\n", map[string]string{"50-x.cfg": "GRUB_CMDLINE_LINUX=\"dropin\"\n"})
-		plan, err := planFor(t, p, bootcfg.Edit{Set: seedParams})
+		plan, err := planFor(t, p, bootcfg.Edit{Set: guideParams})
 		require.NoError(t, err)
 		require.Len(t, plan.Changes, 1)
 		assert.Equal(t, filepath.Join(p+".d", "50-x.cfg"), plan.Changes[0].Path)
@@ -205,13 +205,13 @@ func TestPlanDropIns(t *testing.T) {
 		d := filepath.Join("grub.d", "40-a.cfg")
 		p := writeConfig(t, "GRUB_CMDLINE_LINUX=\"iommu.strict=0 ro\"\n", map[string]string{"40-a.cfg": "GRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX quiet\"\n"})
 		_ = d
-		plan, err := planFor(t, p, bootcfg.Edit{Set: seedParams[:1]})
+		plan, err := planFor(t, p, bootcfg.Edit{Set: guideParams[:1]})
 		require.NoError(t, err)
 		require.Len(t, plan.Changes, 1)
 		assert.Equal(t, p, plan.Changes[0].Path)
 		assert.Equal(t, "iommu.strict=1 ro quiet", plan.After)
 		// A new key goes to the end of the chain, in the drop-in.
-		plan, err = planFor(t, p, bootcfg.Edit{Set: seedParams[1:]})
+		plan, err = planFor(t, p, bootcfg.Edit{Set: guideParams[1:]})
 		require.NoError(t, err)
 		require.Len(t, plan.Changes, 1)
 		assert.Equal(t, filepath.Join(p+".d", "40-a.cfg"), plan.Changes[0].Path)
@@ -222,7 +222,7 @@ func TestPlanDropIns(t *testing.T) {
 	})
 	t.Run("glued append is kept glued", func(t *testing.T) {
 		p := writeConfig(t, "GRUB_CMDLINE_LINUX=\"a=1\"\nGRUB_CMDLINE_LINUX=\"${GRUB_CMDLINE_LINUX},2\"\nGRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX\"\n", nil)
-		plan, err := planFor(t, p, bootcfg.Edit{Set: seedParams[:1]})
+		plan, err := planFor(t, p, bootcfg.Edit{Set: guideParams[:1]})
 		require.NoError(t, err)
 		require.Len(t, plan.Changes, 1)
 		assert.Equal(t, `GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX iommu.strict=1"`, plan.Changes[0].New)
@@ -239,7 +239,7 @@ func TestPlanDropIns(t *testing.T) {
 	})
 	t.Run("duplicates across files: two assignments, both written", func(t *testing.T) {
 		p := writeConfig(t, "GRUB_CMDLINE_LINUX=\"iommu.strict=0\"\n", map[string]string{"40-a.cfg": "GRUB_CMDLINE_LINUX=\"${GRUB_CMDLINE_LINUX} iommu.strict=0\"\n"})
-		plan, err := planFor(t, p, bootcfg.Edit{Set: seedParams[:1]})
+		plan, err := planFor(t, p, bootcfg.Edit{Set: guideParams[:1]})
 		require.NoError(t, err)
 		require.Len(t, plan.Changes, 2)
 		assert.Equal(t, "iommu.strict=1", plan.After)
@@ -250,7 +250,7 @@ func TestPlanDropIns(t *testing.T) {
 	t.Run("a drop-in the shell must evaluate is refused, naming it", func(t *testing.T) {
 		p := writeConfig(t, "GRUB_CMDLINE_LINUX=\"ro\"\n", map[string]string{"60-dyn.cfg": "# x\nGRUB_CMDLINE_LINUX=\"$(cat /etc/extra) $GRUB_CMDLINE_LINUX\"\n"})
 		before, _ := os.ReadFile(p)
-		_, err := planFor(t, p, bootcfg.Edit{Set: seedParams})
+		_, err := planFor(t, p, bootcfg.Edit{Set: guideParams})
 		require.ErrorIs(t, err, bootcfg.ErrDynamic)
 		var de *bootcfg.DynamicError
 		require.ErrorAs(t, err, &de)
@@ -267,7 +267,7 @@ func TestPlanNoChangeNoWrite(t *testing.T) {
 	p := writeConfig(t, "GRUB_CMDLINE_LINUX=\"iommu.strict=1  iommu.passthrough=0\"\n", nil)
 	fi, err := os.Stat(p)
 	require.NoError(t, err)
-	plan, err := planFor(t, p, bootcfg.Edit{Set: seedParams})
+	plan, err := planFor(t, p, bootcfg.Edit{Set: guideParams})
 	require.NoError(t, err)
 	assert.False(t, plan.Changed())
 	assert.Empty(t, plan.Diff())
@@ -283,7 +283,7 @@ func TestPlanNoChangeNoWrite(t *testing.T) {
 func TestApplyKeepsModeAndFirstBackup(t *testing.T) {
 	p := writeConfig(t, "GRUB_CMDLINE_LINUX=\"\"\n", nil)
 	require.NoError(t, os.Chmod(p, 0o600))
-	plan, err := planFor(t, p, bootcfg.Edit{Set: seedParams[:1]})
+	plan, err := planFor(t, p, bootcfg.Edit{Set: guideParams[:1]})
 	require.NoError(t, err)
 	w, err := plan.Apply()
 	require.NoError(t, err)
@@ -293,7 +293,7 @@ func TestApplyKeepsModeAndFirstBackup(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 	// A second change keeps the admin's original as the backup.
-	plan, err = planFor(t, p, bootcfg.Edit{Set: seedParams[1:]})
+	plan, err = planFor(t, p, bootcfg.Edit{Set: guideParams[1:]})
 	require.NoError(t, err)
 	w, err = plan.Apply()
 	require.NoError(t, err)
@@ -328,7 +328,7 @@ func TestBadInput(t *testing.T) {
 	})
 	t.Run("unknown variable", func(t *testing.T) {
 		p := writeConfig(t, "GRUB_CMDLINE_LINUX=\"\"\n", nil)
-		_, err := planFor(t, p, bootcfg.Edit{Var: "GRUB_CMDLINE_LINUX_XEN", Set: seedParams})
+		_, err := planFor(t, p, bootcfg.Edit{Var: "GRUB_CMDLINE_LINUX_XEN", Set: guideParams})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "want GRUB_CMDLINE_LINUX or GRUB_CMDLINE_LINUX_DEFAULT")
 	})
@@ -344,7 +344,7 @@ func TestBadInput(t *testing.T) {
 		p := writeConfig(t, src, nil)
 		require.NoError(t, os.Chmod(filepath.Dir(p), 0o555))
 		t.Cleanup(func() { os.Chmod(filepath.Dir(p), 0o755) })
-		plan, err := planFor(t, p, bootcfg.Edit{Set: seedParams})
+		plan, err := planFor(t, p, bootcfg.Edit{Set: guideParams})
 		require.NoError(t, err)
 		_, err = plan.Apply()
 		require.ErrorIs(t, err, os.ErrPermission)

@@ -46,9 +46,9 @@ func (e *SyntaxError) Error() string {
 // Is reports whether target is ErrSyntax.
 func (e *SyntaxError) Is(target error) bool { return target == ErrSyntax }
 
-// DynamicError says which assignment makes a variable's value unknowable
+// dynamicError says which assignment makes a variable's value unknowable
 // without running the shell.
-type DynamicError struct {
+type dynamicError struct {
 	Name   string // the variable
 	File   string // the file holding the assignment
 	Line   int    // its line
@@ -56,9 +56,9 @@ type DynamicError struct {
 }
 
 // Error names the variable, the file and line, and the expansion.
-func (e *DynamicError) Error() string {
+func (e *dynamicError) Error() string {
 	return fmt.Sprintf("bootcfg: %s is computed by the shell at %s:%d (%s); edit that file by hand or remove the expansion", e.Name, e.File, e.Line, e.Reason)
 }
 
 // Is reports whether target is ErrDynamic.
-func (e *DynamicError) Is(target error) bool { return target == ErrDynamic }
+func (e *dynamicError) Is(target error) bool { return target == ErrDynamic }

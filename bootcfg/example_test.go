@@ -73,7 +73,7 @@ func ExampleConfig_Lookup() {
 	dropin, _ := bootcfg.ParseFile("/etc/default/grub.d/40-hardening.cfg", []byte("GRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX slab_nomerge\"\n"))
 	cfg := &bootcfg.Config{Files: []*bootcfg.File{main, dropin}}
 	v := cfg.Lookup(bootcfg.CmdlineLinux)
-	fmt.Printf("%q from %s:%d\n", v.Value, v.Origin.File, v.Origin.Line)
+	fmt.Printf("%q from %s:%d\n", v.Value, v.File, v.Line)
 	d := cfg.Lookup("GRUB_DISTRIBUTOR")
 	fmt.Println(d.Known, d.Dynamic)
 	// Output:

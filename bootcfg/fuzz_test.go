@@ -108,7 +108,7 @@ func FuzzGrubEdit(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, a := range file.Assignments {
+		for _, a := range bootcfg.Assignments(file) {
 			if a.Start < 0 || a.Start > a.ValueStart || a.ValueStart > a.End || a.End > len(data) {
 				t.Fatalf("bad positions %d %d %d in %d bytes", a.Start, a.ValueStart, a.End, len(data))
 			}
@@ -192,7 +192,7 @@ func FuzzShellValue(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		data := shellSafe(raw)
 		file, err := bootcfg.ParseFile("f", data)
-		if err != nil || len(file.Commands) > 0 || len(file.Assignments) == 0 {
+		if err != nil || len(bootcfg.Commands(file)) > 0 || len(bootcfg.Assignments(file)) == 0 {
 			return
 		}
 		cfg := &bootcfg.Config{Files: []*bootcfg.File{file}}

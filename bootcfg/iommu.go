@@ -15,27 +15,30 @@ import (
 // DomainType is the IOMMU's default DMA domain type.
 type DomainType string
 
-// Domain types, as the kernel log names them.
+// Domain types, as the kernel log names them. "" is unknown.
 const (
-	DomainUnknown     DomainType = ""
 	DomainTranslated  DomainType = "Translated"  // DMA goes through IOMMU page tables
 	DomainPassthrough DomainType = "Passthrough" // identity mapping (iommu.passthrough=1)
 	DomainBlocked     DomainType = "Blocked"
 	DomainUnmanaged   DomainType = "Unmanaged"
 )
 
+const domainUnknown DomainType = ""
+
 // FlushPolicy is the IOTLB invalidation policy of translated domains.
 type FlushPolicy string
 
-// Flush policies.
+// Flush policies. "" is unknown, or none (passthrough).
 const (
-	FlushUnknown FlushPolicy = ""
-	FlushStrict  FlushPolicy = "strict" // invalidate on every unmap (iommu.strict=1)
-	FlushLazy    FlushPolicy = "lazy"   // batched, flush queue (iommu.strict=0)
+	FlushStrict FlushPolicy = "strict" // invalidate on every unmap (iommu.strict=1)
+	FlushLazy   FlushPolicy = "lazy"   // batched, flush queue (iommu.strict=0)
 )
 
-// The guide's IOMMU alignment, Ubuntu's defaults: translated DMA domains
-// (iommu.passthrough=0) with strict IOTLB invalidation (iommu.strict=1).
+const flushUnknown FlushPolicy = ""
+
+// The IOMMU alignment of the Arm Neoverse Tomcat tuning guide, which are
+// Ubuntu's defaults: translated DMA domains (iommu.passthrough=0) with
+// strict IOTLB invalidation (iommu.strict=1).
 const (
 	DefaultIOMMUStrict      = "1"
 	DefaultIOMMUPassthrough = "0"
@@ -62,7 +65,7 @@ type GroupTypes struct {
 // IOMMUState is the IOMMU configuration the running kernel uses.
 type IOMMUState struct {
 	Domain DomainType
-	Policy FlushPolicy // FlushUnknown for passthrough, or when not reported
+	Policy FlushPolicy // "" for passthrough, or when not reported
 	// DomainFromCmdline and PolicyFromCmdline are true when the kernel
 	// says the value was "set via kernel command line" (kernel log), or
 	// when the running command line carries iommu.passthrough / iommu.strict
@@ -107,20 +110,20 @@ func fromGroupType(t string) (DomainType, FlushPolicy) {
 	case "DMA-FQ":
 		return DomainTranslated, FlushLazy
 	case "identity":
-		return DomainPassthrough, FlushUnknown
+		return DomainPassthrough, flushUnknown
 	case "blocked":
-		return DomainBlocked, FlushUnknown
+		return DomainBlocked, flushUnknown
 	case "unmanaged":
-		return DomainUnmanaged, FlushUnknown
+		return DomainUnmanaged, flushUnknown
 	}
-	return DomainUnknown, FlushUnknown
+	return domainUnknown, flushUnknown
 }
 
-// IOMMUFromGroupTypes derives the state from the types of the IOMMU
+// iommuFromGroupTypes derives the state from the types of the IOMMU
 // groups: the default domain is the type most groups have, leaving out
 // "unmanaged" and "blocked" groups (devices assigned to VFIO or blocked),
 // which say nothing about the default.
-func IOMMUFromGroupTypes(types []string) (IOMMUState, error) {
+func iommuFromGroupTypes(types []string) (IOMMUState, error) {
 	count := map[string]int{}
 	for _, t := range types {
 		count[t]++
@@ -143,7 +146,7 @@ func IOMMUFromGroupTypes(types []string) (IOMMUState, error) {
 		st.Domain, st.Policy = d, p
 		break
 	}
-	if st.Domain == DomainUnknown && len(st.Groups) > 0 {
+	if st.Domain == domainUnknown && len(st.Groups) > 0 {
 		st.Domain, st.Policy = fromGroupType(st.Groups[0].Type)
 	}
 	if len(types) == 0 {
@@ -216,9 +219,9 @@ func cut(s *string, sep string) bool {
 	return ok
 }
 
-// IOMMUGroupTypes reads /sys/kernel/iommu_groups/*/type under the root.
+// iommuGroupTypes reads /sys/kernel/iommu_groups/*/type under the root.
 // A missing directory or no group is an empty result, not an error.
-func (h *Host) IOMMUGroupTypes() ([]string, error) {
+func (h *Host) iommuGroupTypes() ([]string, error) {
 	dir := h.root.Sys("kernel", "iommu_groups")
 	des, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -244,18 +247,18 @@ func (h *Host) IOMMUGroupTypes() ([]string, error) {
 // IOMMU returns the running kernel's IOMMU state from the first source
 // that has it: /sys/kernel/iommu_groups/*/type when there are groups
 // (none on a VM without an emulated IOMMU), else the kernel log
-// (/dev/kmsg, see KernelLog). Source says which. With sysfs, whether a
+// (/dev/kmsg, the records still in the ring buffer). Source says which. With sysfs, whether a
 // value was set on the command line is read from /proc/cmdline. Reading
 // the kernel log needs root where kernel.dmesg_restrict=1 (errors.Is
 // os.ErrPermission); when no source says anything the error matches
 // ErrNoIOMMUState.
 func (h *Host) IOMMU() (IOMMUState, error) {
-	types, err := h.IOMMUGroupTypes()
+	types, err := h.iommuGroupTypes()
 	if err != nil {
 		return IOMMUState{}, err
 	}
 	if len(types) > 0 {
-		st, err := IOMMUFromGroupTypes(types)
+		st, err := iommuFromGroupTypes(types)
 		if err != nil {
 			return st, err
 		}
@@ -264,7 +267,7 @@ func (h *Host) IOMMU() (IOMMUState, error) {
 		}
 		return st, nil
 	}
-	log, err := h.KernelLog()
+	log, err := h.kernelLog()
 	if err != nil {
 		return IOMMUState{}, fmt.Errorf("bootcfg: IOMMU state: %s has no groups, and the kernel log: %w", h.root.Sys("kernel", "iommu_groups"), err)
 	}

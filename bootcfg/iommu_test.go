@@ -157,7 +157,7 @@ func TestHostIOMMUSources(t *testing.T) {
 func TestIntegrationIOMMUThisMachine(t *testing.T) {
 	testutil.RequireRoot(t)
 	h := bootcfg.NewDefault()
-	types, err := h.IOMMUGroupTypes()
+	types, err := bootcfg.IOMMUGroupTypes(h)
 	require.NoError(t, err)
 	st, err := h.IOMMU()
 	if errors.Is(err, os.ErrPermission) || errors.Is(err, os.ErrNotExist) {
@@ -193,7 +193,7 @@ func TestIntegrationIOMMUThisMachine(t *testing.T) {
 
 func TestKernelLogThisMachine(t *testing.T) {
 	testutil.RequireRoot(t)
-	log, err := bootcfg.NewDefault().KernelLog()
+	log, err := bootcfg.KernelLog(bootcfg.NewDefault())
 	if errors.Is(err, os.ErrPermission) || errors.Is(err, os.ErrNotExist) {
 		t.Skipf("skipped: /dev/kmsg cannot be read here: %v", err)
 	}
@@ -205,24 +205,24 @@ func TestKernelLogThisMachine(t *testing.T) {
 func TestPendingReboot(t *testing.T) {
 	file, _ := bootcfg.ParseCmdline("ro quiet iommu.strict=1 iommu.passthrough=0")
 	running, _ := bootcfg.ParseCmdline("ro quiet iommu.strict=0 nosmt\n")
-	p := bootcfg.PendingReboot(file, running, seedParams, []string{"nosmt", "splash"})
+	p := bootcfg.PendingReboot(file, running, guideParams, []string{"nosmt", "splash"})
 	assert.True(t, p.RebootRequired())
-	assert.Equal(t, seedParams, p.Set)
+	assert.Equal(t, guideParams, p.Set)
 	assert.Equal(t, []string{"nosmt"}, p.Removed)
 
 	running, _ = bootcfg.ParseCmdline("BOOT_IMAGE=/vmlinuz ro quiet iommu.strict=1 iommu.passthrough=0\n")
-	assert.False(t, bootcfg.PendingReboot(file, running, seedParams, nil).RebootRequired())
+	assert.False(t, bootcfg.PendingReboot(file, running, guideParams, nil).RebootRequired())
 	// Desired but not yet in the file: edit first, nothing pending yet.
 	empty, _ := bootcfg.ParseCmdline("")
-	assert.False(t, bootcfg.PendingReboot(empty, empty, seedParams, nil).RebootRequired())
+	assert.False(t, bootcfg.PendingReboot(empty, empty, guideParams, nil).RebootRequired())
 }
 
 func TestIOMMUAlign(t *testing.T) {
 	ps := bootcfg.IOMMUAlign(bootcfg.DefaultIOMMUStrict, bootcfg.DefaultIOMMUPassthrough)
-	assert.Equal(t, seedParams, ps)
+	assert.Equal(t, guideParams, ps)
 	cl, err := bootcfg.ParseCmdline("ro")
 	require.NoError(t, err)
 	_, err = cl.Set(ps...)
 	require.NoError(t, err)
-	assert.Equal(t, "ro iommu.strict=1 iommu.passthrough=0", cl.String(), "the seed's GRUB_CMDLINE_LINUX values, added")
+	assert.Equal(t, "ro iommu.strict=1 iommu.passthrough=0", cl.String(), "the Arm guide's GRUB_CMDLINE_LINUX values, added")
 }

@@ -7,13 +7,13 @@ import (
 	"syscall"
 )
 
-// KernelLog returns the kernel log as dmesg prints it ("[    0.291380]
+// kernelLog returns the kernel log as dmesg prints it ("[    0.291380]
 // iommu: ..."), read from /dev/kmsg under the root without blocking: every
 // record still in the ring buffer, and nothing waited for. Under a fixture
 // root, dev/kmsg may be a regular file of records or of dmesg text.
 // Reading needs root when kernel.dmesg_restrict=1 (errors.Is
 // os.ErrPermission).
-func (h *Host) KernelLog() (string, error) {
+func (h *Host) kernelLog() (string, error) {
 	p := h.root.Path("dev", "kmsg")
 	fi, err := os.Stat(p)
 	if err != nil {

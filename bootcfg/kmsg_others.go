@@ -6,5 +6,5 @@ import "errors"
 
 var errUnsupported = errors.New("bootcfg: the kernel log is only read on Linux")
 
-// KernelLog is only implemented on Linux.
-func (h *Host) KernelLog() (string, error) { return "", errUnsupported }
+// kernelLog is only implemented on Linux.
+func (h *Host) kernelLog() (string, error) { return "", errUnsupported }

@@ -1,74 +1,28 @@
 package bootcfg
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
+
+	"github.com/nettune/nettune/internal/command"
 )
 
-// Runner runs a command and returns its combined output. Tests replace it
-// with one that records the commands; ExecRunner runs them.
+// Runner runs a command and returns what it wrote to stdout and stderr
+// together. Replace it to record the commands or to make a dry run; a nil
+// Runner runs them for real.
 type Runner interface {
 	Run(ctx context.Context, name string, args ...string) ([]byte, error)
 }
 
-// ExecRunner runs commands with os/exec. The context's cancellation kills
-// the command.
-type ExecRunner struct {
-	// Env is the environment; nil means the current process's.
-	Env []string
-}
-
-// Run runs name with args and returns stdout and stderr together. A
-// failure is a *CommandError carrying that output.
-func (r ExecRunner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = r.Env
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	err := cmd.Run()
-	if err != nil {
-		if ctx.Err() != nil {
-			err = errors.Join(ctx.Err(), err)
-		}
-		return out.Bytes(), &CommandError{Args: append([]string{name}, args...), Output: out.String(), Err: err}
-	}
-	return out.Bytes(), nil
-}
-
-// CommandError is a command that failed, with what it printed.
-type CommandError struct {
-	Args   []string
-	Output string
-	Err    error
-}
-
-// Error gives the command, its exit status and (the end of) its output.
-func (e *CommandError) Error() string {
-	out := strings.TrimSpace(e.Output)
-	if len(out) > 2000 {
-		out = "..." + out[len(out)-2000:]
-	}
-	if out == "" {
-		return fmt.Sprintf("bootcfg: %s: %v", strings.Join(e.Args, " "), e.Err)
-	}
-	return fmt.Sprintf("bootcfg: %s: %v: %s", strings.Join(e.Args, " "), e.Err, out)
-}
-
-// Unwrap returns the cause (an *exec.ExitError, context.Canceled ...).
-func (e *CommandError) Unwrap() error { return e.Err }
-
 // Bootloader tools, in the order Regenerate looks for them.
 const (
-	ToolGrubby       = "grubby"         // BLS systems with GRUB_ENABLE_BLSCFG=true (RHEL 8+, Fedora)
-	ToolUpdateGrub   = "update-grub"    // Debian, Ubuntu
-	ToolGrub2Mkconfg = "grub2-mkconfig" // RHEL, Fedora, SUSE
-	ToolGrubMkconfig = "grub-mkconfig"  // upstream GRUB, Arch
+	toolGrubby        = "grubby"         // BLS systems with GRUB_ENABLE_BLSCFG=true (RHEL 8+, Fedora)
+	toolUpdateGrub    = "update-grub"    // Debian, Ubuntu
+	toolGrub2Mkconfig = "grub2-mkconfig" // RHEL, Fedora, SUSE
+	toolGrubMkconfig  = "grub-mkconfig"  // upstream GRUB, Arch
 )
 
 var toolDirs = []string{"usr/sbin", "sbin", "usr/bin", "bin", "usr/local/sbin"}
@@ -104,7 +58,7 @@ func (h *Host) RegenerateCommand(cfg *Config, plan *Plan) ([]string, error) {
 			bls = true
 		}
 	}
-	if p := h.findTool(ToolGrubby); bls && p != "" && plan != nil && (len(plan.Set) > 0 || len(plan.Remove) > 0) {
+	if p := h.findTool(toolGrubby); bls && p != "" && plan != nil && (len(plan.Set) > 0 || len(plan.Remove) > 0) {
 		args := []string{p, "--update-kernel=ALL"}
 		if len(plan.Set) > 0 {
 			var ss []string
@@ -118,38 +72,40 @@ func (h *Host) RegenerateCommand(cfg *Config, plan *Plan) ([]string, error) {
 		}
 		return args, nil
 	}
-	if p := h.findTool(ToolUpdateGrub); p != "" {
+	if p := h.findTool(toolUpdateGrub); p != "" {
 		return []string{p}, nil
 	}
-	if p := h.findTool(ToolGrub2Mkconfg); p != "" {
+	if p := h.findTool(toolGrub2Mkconfig); p != "" {
 		return []string{p, "-o", h.root.Path("boot", "grub2", "grub.cfg")}, nil
 	}
-	if p := h.findTool(ToolGrubMkconfig); p != "" {
+	if p := h.findTool(toolGrubMkconfig); p != "" {
 		return []string{p, "-o", h.root.Path("boot", "grub", "grub.cfg")}, nil
 	}
 	return nil, fmt.Errorf("%w under %s: looked for %s, %s, %s and %s in %s", ErrNoTool, h.root.Dir(),
-		ToolGrubby, ToolUpdateGrub, ToolGrub2Mkconfg, ToolGrubMkconfig, strings.Join(toolDirs, ", "))
+		toolGrubby, toolUpdateGrub, toolGrub2Mkconfig, toolGrubMkconfig, strings.Join(toolDirs, ", "))
 }
 
-// Regenerate runs the command from RegenerateCommand through r (nil:
-// ExecRunner) and returns the command and its output. It is never called
-// by an edit: run it after Plan.Apply. It needs root. A failing command
-// returns a *CommandError with its output.
+// Regenerate runs the command from RegenerateCommand through r (nil: run
+// it for real) and returns the command and its output. It is never called
+// by an edit: run it after Plan.Apply. It needs root. The error of a
+// failing command names the command and ends with its output.
 func (h *Host) Regenerate(ctx context.Context, r Runner, cfg *Config, plan *Plan) ([]string, []byte, error) {
 	args, err := h.RegenerateCommand(cfg, plan)
 	if err != nil {
 		return nil, nil, err
 	}
+	var out []byte
 	if r == nil {
-		r = ExecRunner{}
+		out, err = command.Run(ctx, command.Spec{Path: args[0], Args: args[1:]})
+	} else {
+		out, err = r.Run(ctx, args[0], args[1:]...)
 	}
-	out, err := r.Run(ctx, args[0], args[1:]...)
 	if err != nil {
-		var ce *CommandError
+		var ce *command.Error
 		if !errors.As(err, &ce) {
-			err = &CommandError{Args: args, Output: string(out), Err: err}
+			err = &command.Error{Args: args, Output: string(out), Err: err}
 		}
-		return args, out, err
+		return args, out, fmt.Errorf("bootcfg: %w", err)
 	}
 	return args, out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/bootcfg"
+	"github.com/nettune/nettune/internal/command"
 )
 
 // recorder is a Runner that records commands and returns canned results:
@@ -67,7 +68,7 @@ func TestRegenerateCommand(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, cfg := toolRoot(t, tt.grub, tt.tools...)
-			plan, err := cfg.Plan(bootcfg.Edit{Set: seedParams})
+			plan, err := cfg.Plan(bootcfg.Edit{Set: guideParams})
 			require.NoError(t, err)
 			rec := &recorder{out: "Generating grub configuration file ...\ndone\n"}
 			args, out, err := h.Regenerate(context.Background(), rec, cfg, plan)
@@ -96,22 +97,27 @@ func TestRegenerateCommand(t *testing.T) {
 		h, cfg := toolRoot(t, "X=1\n", "update-grub")
 		rec := &recorder{out: "/usr/sbin/grub-probe: error: failed to get canonical path of `overlay'.\n", err: errors.New("exit status 1")}
 		_, _, err := h.Regenerate(context.Background(), rec, cfg, nil)
-		var ce *bootcfg.CommandError
+		var ce *command.Error
 		require.ErrorAs(t, err, &ce)
 		assert.Contains(t, err.Error(), "failed to get canonical path")
 		assert.Contains(t, err.Error(), "update-grub")
 	})
 }
 
-// TestExecRunner runs real, harmless processes.
-func TestExecRunner(t *testing.T) {
-	r := bootcfg.ExecRunner{}
-	out, err := r.Run(context.Background(), "/bin/sh", "-c", "echo out; echo err >&2")
+// TestRegenerateRunsForReal runs real, harmless processes through a nil
+// Runner: fixture tools under a temporary root stand for update-grub.
+func TestRegenerateRunsForReal(t *testing.T) {
+	run := func(ctx context.Context, script string) ([]string, []byte, error) {
+		h, cfg := toolRoot(t, "X=1\n")
+		require.NoError(t, os.WriteFile(filepath.Join(h.Root(), "usr", "sbin", "update-grub"), []byte("#!/bin/sh\n"+script+"\n"), 0o755))
+		return h.Regenerate(ctx, nil, cfg, nil)
+	}
+	_, out, err := run(context.Background(), "echo out; echo err >&2")
 	require.NoError(t, err)
 	assert.Equal(t, "out\nerr\n", string(out))
 
-	_, err = r.Run(context.Background(), "/bin/sh", "-c", "echo grub-mkconfig failed >&2; exit 3")
-	var ce *bootcfg.CommandError
+	_, _, err = run(context.Background(), "echo grub-mkconfig failed >&2; exit 3")
+	var ce *command.Error
 	require.ErrorAs(t, err, &ce)
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee)
@@ -121,11 +127,11 @@ func TestExecRunner(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = r.Run(ctx, "/bin/sleep", "10")
+	_, _, err = run(ctx, "exec /bin/sleep 10")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), 5*time.Second, "the context kills the command")
 
-	// Through Regenerate, with a real (harmless) tool in a fixture root.
+	// The plain tool toolRoot writes.
 	h, cfg := toolRoot(t, "X=1\n", "update-grub")
 	args, _, err := h.Regenerate(context.Background(), nil, cfg, nil)
 	require.NoError(t, err)

@@ -6,75 +6,75 @@ import (
 	"strings"
 )
 
-// QuoteStyle is how an assignment's value is quoted in the file.
-type QuoteStyle int
+// quoteStyle is how an assignment's value is quoted in the file.
+type quoteStyle int
 
 // Quote styles. An edit keeps the style of the assignment it changes.
 const (
-	QuoteNone   QuoteStyle = iota // NAME=value
-	QuoteDouble                   // NAME="value"
-	QuoteSingle                   // NAME='value'
-	QuoteMixed                    // NAME=a"b"'c': rewritten in double quotes
+	quoteNone   quoteStyle = iota // NAME=value
+	quoteDouble                   // NAME="value"
+	quoteSingle                   // NAME='value'
+	quoteMixed                    // NAME=a"b"'c': rewritten in double quotes
 )
 
 // String names the style ("double-quoted", ...).
-func (q QuoteStyle) String() string {
+func (q quoteStyle) String() string {
 	switch q {
-	case QuoteNone:
+	case quoteNone:
 		return "unquoted"
-	case QuoteDouble:
+	case quoteDouble:
 		return "double-quoted"
-	case QuoteSingle:
+	case quoteSingle:
 		return "single-quoted"
 	}
 	return "mixed quoting"
 }
 
-// ExpansionKind says what the shell would have to do to compute a value.
-type ExpansionKind int
+// expansionKind says what the shell would have to do to compute a value.
+type expansionKind int
 
 // Expansion kinds.
 const (
-	ExpandCommand    ExpansionKind = iota // $(command)
-	ExpandBacktick                        // `command`
-	ExpandVariable                        // $NAME or ${NAME...}
-	ExpandSpecial                         // $1, $@, $?, $$ ...
-	ExpandArithmetic                      // $((expression))
-	ExpandTilde                           // ~ or ~user
+	expandCommand    expansionKind = iota // $(command)
+	expandBacktick                        // `command`
+	expandVariable                        // $NAME or ${NAME...}
+	expandSpecial                         // $1, $@, $?, $$ ...
+	expandArithmetic                      // $((expression))
+	expandTilde                           // ~ or ~user
 )
 
 // String names the kind ("command substitution", ...).
-func (k ExpansionKind) String() string {
+func (k expansionKind) String() string {
 	names := [...]string{"command substitution", "command substitution", "variable reference", "special parameter", "arithmetic expansion", "tilde expansion"}
 	if k < 0 || int(k) >= len(names) {
-		return fmt.Sprintf("ExpansionKind(%d)", int(k))
+		return fmt.Sprintf("expansionKind(%d)", int(k))
 	}
 	return names[k]
 }
 
-// Expansion is one construct in a value that only a shell can evaluate.
-type Expansion struct {
-	Kind ExpansionKind
+// expansion is one construct in a value that only a shell can evaluate.
+type expansion struct {
+	Kind expansionKind
 	Text string // as written, e.g. "$(sed 's, release .*$,,g' /etc/system-release)"
-	Name string // the variable, for ExpandVariable
+	Name string // the variable, for expandVariable
 }
 
-// Assignment is one NAME=value that /bin/sh would perform when it sources
+// assignment is one NAME=value that /bin/sh would perform when it sources
 // the file.
-type Assignment struct {
+type assignment struct {
 	Name string
 	File string // path of the file holding it
 	Line int    // 1-based line of NAME
 	// Start and End are the byte offsets of "NAME=value" in the file;
 	// ValueStart is the offset of value.
 	Start, ValueStart, End int
-	Quote                  QuoteStyle
+	Quote                  quoteStyle
 	// Value is the value /bin/sh assigns, when Expansions is empty: quotes
 	// removed, escapes and line continuations resolved.
 	Value string
 	// Expansions lists what only a shell can evaluate; Value then holds
 	// only the literal parts and is not what the shell would assign.
-	Expansions []Expansion
+	Expansions []expansion
 	// Conditional is true when the assignment may not run: inside if,
 	// case, a loop, a function or braces, or after && or ||.
 	Conditional bool
@@ -93,14 +93,14 @@ type Assignment struct {
 
 // Static reports whether the shell's value is Value without running
 // anything: no expansion and no condition.
-func (a *Assignment) Static() bool { return len(a.Expansions) == 0 && !a.Conditional }
+func (a *assignment) Static() bool { return len(a.Expansions) == 0 && !a.Conditional }
 
 // SelfAppend reports whether a is NAME="$NAME more" (or "${NAME} more"):
 // it appends literal text to the value the variable already has.
-func (a *Assignment) SelfAppend() bool { return a.selfRef != "" && !a.Conditional }
+func (a *assignment) SelfAppend() bool { return a.selfRef != "" && !a.Conditional }
 
 // Text returns the assignment as written in the file ("NAME=value").
-func (a *Assignment) Text() string {
+func (a *assignment) Text() string {
 	if a.Unset {
 		return "unset " + a.Name
 	}
@@ -108,12 +108,12 @@ func (a *Assignment) Text() string {
 }
 
 // reason describes why a is not static.
-func (a *Assignment) reason() string {
+func (a *assignment) reason() string {
 	if a.Conditional {
 		return "assigned under a condition (if, case, loop, function, && or ||)"
 	}
 	for _, e := range a.Expansions {
-		if e.Kind == ExpandVariable && e.Name == a.Name {
+		if e.Kind == expandVariable && e.Name == a.Name {
 			continue
 		}
 		return fmt.Sprintf("%s %s", e.Kind, e.Text)
@@ -144,7 +144,7 @@ func (s *scanner) errorf(off int, format string, args ...any) error {
 type word struct {
 	start, end int
 	value      strings.Builder
-	exps       []Expansion
+	exps       []expansion
 	unquoted   bool // has unquoted characters
 	single     bool // has a '...' part
 	double     bool // has a "..." part
@@ -176,24 +176,25 @@ var reservedOpen = map[string]bool{"if": true, "case": true, "for": true, "while
 var reservedClose = map[string]bool{"fi": true, "esac": true, "done": true, "}": true}
 var reservedMid = map[string]bool{"then": true, "else": true, "elif": true, "do": true, "in": true, "!": true}
 
-// Command is a command word the file runs when sourced (anything that is
-// not an assignment, a comment or a blank: "if", "true", "str_replace"...).
-type Command struct {
+// shellCommand is a command word the file runs when sourced (anything
+// that is not an assignment, a comment or a blank: "if", "true",
+// "str_replace"...).
+type shellCommand struct {
 	Name string
 	Line int
 }
 
 // parseScript returns the assignments in src in execution order, and the
 // commands it runs.
-func parseScript(file, src string) ([]*Assignment, []Command, error) {
+func parseScript(file, src string) ([]*assignment, []shellCommand, error) {
 	s := &scanner{file: file, src: src, lines: []int{0}}
 	for i := 0; i < len(src); i++ {
 		if src[i] == '\n' {
 			s.lines = append(s.lines, i+1)
 		}
 	}
-	var out []*Assignment
-	var cmds []Command
+	var out []*assignment
+	var cmds []shellCommand
 	depth := 0    // if/case/loops/braces
 	parens := 0   // subshells
 	cond := false // after && or ||
@@ -263,7 +264,7 @@ func parseScript(file, src string) ([]*Assignment, []Command, error) {
 			continue
 		}
 		// A simple command: assignments, then a command word and arguments.
-		var pending []*Assignment
+		var pending []*assignment
 		cmdWord := ""
 		export := false
 		for i < len(src) {
@@ -282,7 +283,7 @@ func parseScript(file, src string) ([]*Assignment, []Command, error) {
 				if err != nil {
 					return nil, nil, err
 				}
-				a := &Assignment{
+				a := &assignment{
 					Name: src[i : i+n], File: file, Line: s.lineOf(i),
 					Start: i, ValueStart: i + n + 1, End: w.end,
 					Value: w.value.String(), Expansions: w.exps, Export: export,
@@ -304,13 +305,13 @@ func parseScript(file, src string) ([]*Assignment, []Command, error) {
 			}
 			text := src[i:w.end]
 			if cmdWord == "" {
-				cmds = append(cmds, Command{Name: text, Line: s.lineOf(i)})
+				cmds = append(cmds, shellCommand{Name: text, Line: s.lineOf(i)})
 			}
 			i = w.end
 			if cmdWord == "unset" {
 				for _, name := range strings.Fields(text) {
 					if nameAt(name, 0) == len(name) {
-						out = append(out, &Assignment{Name: name, File: file, Line: s.lineOf(w.start), Start: w.start, ValueStart: w.end, End: w.end,
+						out = append(out, &assignment{Name: name, File: file, Line: s.lineOf(w.start), Start: w.start, ValueStart: w.end, End: w.end,
 							Conditional: depth > 0 || parens > 0 || cond, Unset: true})
 					}
 				}
@@ -364,26 +365,26 @@ func parseScript(file, src string) ([]*Assignment, []Command, error) {
 	return out, cmds, nil
 }
 
-func (w *word) style() QuoteStyle {
+func (w *word) style() quoteStyle {
 	switch {
 	case w.parts == 0:
-		return QuoteNone
+		return quoteNone
 	case w.parts > 1:
-		return QuoteMixed
+		return quoteMixed
 	case w.double:
-		return QuoteDouble
+		return quoteDouble
 	case w.single:
-		return QuoteSingle
+		return quoteSingle
 	}
-	return QuoteNone
+	return quoteNone
 }
 
-func (w *word) addExp(kind ExpansionKind, text, name string) {
+func (w *word) addExp(kind expansionKind, text, name string) {
 	if len(w.exps) == 0 {
 		w.firstExpAt = w.value.Len()
 		w.firstExpRaw = text
 	}
-	w.exps = append(w.exps, Expansion{Kind: kind, Text: text, Name: name})
+	w.exps = append(w.exps, expansion{Kind: kind, Text: text, Name: name})
 }
 
 // scanWord scans one word starting at i. In an assignment value, a
@@ -443,7 +444,7 @@ func (s *scanner) scanWord(i int, assign bool) (*word, error) {
 			if err != nil {
 				return nil, err
 			}
-			w.addExp(ExpandBacktick, src[i:end], "")
+			w.addExp(expandBacktick, src[i:end], "")
 			i = end
 		case '~':
 			if assign && (i == w.start || src[i-1] == ':') {
@@ -451,7 +452,7 @@ func (s *scanner) scanWord(i int, assign bool) (*word, error) {
 				for j < len(src) && !isMeta(src[j]) && src[j] != '/' && src[j] != ':' {
 					j++
 				}
-				w.addExp(ExpandTilde, src[i:j], "")
+				w.addExp(expandTilde, src[i:j], "")
 				i = j
 				continue
 			}
@@ -501,7 +502,7 @@ func (s *scanner) scanDouble(i int, w *word) (int, error) {
 			if err != nil {
 				return 0, err
 			}
-			w.addExp(ExpandBacktick, src[i:end], "")
+			w.addExp(expandBacktick, src[i:end], "")
 			i = end
 		default:
 			w.value.WriteByte(c)
@@ -524,9 +525,9 @@ func (s *scanner) scanDollar(i int, w *word) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		kind := ExpandCommand
+		kind := expandCommand
 		if i+2 < len(src) && src[i+2] == '(' {
-			kind = ExpandArithmetic
+			kind = expandArithmetic
 		}
 		w.addExp(kind, src[i:end], "")
 		return end, nil
@@ -548,18 +549,18 @@ func (s *scanner) scanDollar(i int, w *word) (int, error) {
 			return 0, s.errorf(i, "unterminated ${: %s (want a closing })", snippet(src[i:]))
 		}
 		n := nameAt(src, i+2)
-		kind := ExpandVariable
+		kind := expandVariable
 		if n == 0 {
-			kind = ExpandSpecial
+			kind = expandSpecial
 		}
 		w.addExp(kind, src[i:j], src[i+2:i+2+n])
 		return j, nil
 	case isNameStart(c):
 		n := nameAt(src, i+1)
-		w.addExp(ExpandVariable, src[i:i+1+n], src[i+1:i+1+n])
+		w.addExp(expandVariable, src[i:i+1+n], src[i+1:i+1+n])
 		return i + 1 + n, nil
 	case c >= '0' && c <= '9' || strings.IndexByte("@*#?$!-", c) >= 0:
-		w.addExp(ExpandSpecial, src[i:i+2], "")
+		w.addExp(expandSpecial, src[i:i+2], "")
 		return i + 2, nil
 	}
 	w.value.WriteByte('$')

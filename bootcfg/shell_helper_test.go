@@ -41,7 +41,7 @@ func shellEnv(t *testing.T, files ...string) map[string]string {
 		require.NoError(t, err)
 		pf, err := bootcfg.ParseFile(f, data)
 		require.NoError(t, err)
-		for _, a := range pf.Assignments {
+		for _, a := range bootcfg.Assignments(pf) {
 			for _, e := range a.Expansions {
 				if e.Kind == bootcfg.ExpandCommand || e.Kind == bootcfg.ExpandBacktick {
 					stubbed = true

@@ -73,7 +73,7 @@ func run(ctx context.Context, w io.Writer, o options) error {
 			fmt.Fprintf(w, "%s: %v\n", name, v.Dynamic)
 		default:
 			cl, _ := bootcfg.ParseCmdline(v.Value)
-			fmt.Fprintf(w, "%s (%s:%d): %q, IOMMU parameters: %s\n", name, v.Origin.File, v.Origin.Line, v.Value, params(bootcfg.IOMMUParams(cl)))
+			fmt.Fprintf(w, "%s (%s:%d): %q, IOMMU parameters: %s\n", name, v.File, v.Line, v.Value, params(bootcfg.IOMMUParams(cl)))
 		}
 	}
 	running, err := host.Cmdline()

@@ -435,7 +435,7 @@ func (s *study) findBoot() {
 			case !v.Known:
 				fmt.Fprintf(s.w, "%s: computed by the shell: %v\n", name, v.Dynamic)
 			default:
-				fmt.Fprintf(s.w, "%s (%s:%d): %q\n", name, v.Origin.File, v.Origin.Line, v.Value)
+				fmt.Fprintf(s.w, "%s (%s:%d): %q\n", name, v.File, v.Line, v.Value)
 			}
 		}
 	}
