@@ -19,7 +19,7 @@ import (
 func BenchmarkSeedEdit(b *testing.B) {
 	data, err := os.ReadFile(filepath.Join(testutil.CorpusDir(b), "tomcat", "server-10.1.59.xml"))
 	require.NoError(b, err)
-	attrs := tomcatconf.SeedConnectorAttrs(7)
+	attrs := tomcatconf.ArmGuideConnectorAttrs(7)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
 		c, err := tomcatconf.Parse("server.xml", data)
@@ -41,7 +41,7 @@ func BenchmarkSeedEdit(b *testing.B) {
 func BenchmarkEtreeRewrite(b *testing.B) {
 	data, err := os.ReadFile(filepath.Join(testutil.CorpusDir(b), "tomcat", "server-10.1.59.xml"))
 	require.NoError(b, err)
-	attrs := tomcatconf.SeedConnectorAttrs(7)
+	attrs := tomcatconf.ArmGuideConnectorAttrs(7)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
 		doc := etree.NewDocument()

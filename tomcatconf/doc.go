@@ -58,7 +58,7 @@
 // wrote to catalina.out. Stop uses `catalina.sh stop` only when server.xml
 // enables the shutdown port (Debian ships <Server port="-1">), otherwise
 // SIGTERM to the PID, then SIGKILL, each bounded, and reports which one
-// worked. ReadServiceFile reads a unit (/etc/systemd/system over
+// worked. readServiceFile reads a unit (/etc/systemd/system over
 // /lib/systemd/system, with drop-ins) for User=, Group=, Environment=,
 // EnvironmentFile= and ExecStart=.
 //
