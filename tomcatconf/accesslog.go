@@ -12,8 +12,9 @@ type AccessLogMode int
 
 // Ways to disable the access log.
 const (
-	// AccessLogComment wraps the element in <!-- -->, as the Arm guide
-	// does; EnableAccessLog unwraps it to the exact original bytes.
+	// AccessLogComment wraps the element in <!-- -->, as the Arm
+	// Neoverse Tomcat tuning guide does; EnableAccessLog unwraps it to
+	// the exact original bytes.
 	AccessLogComment AccessLogMode = iota
 	// AccessLogRemove deletes the element (and its line, when the line
 	// holds nothing else). The backup Save keeps is the only way back.
@@ -21,7 +22,7 @@ const (
 	// AccessLogEnabledFalse adds enabled="false" (AbstractAccessLogValve's
 	// enabled property); EnableAccessLog removes it again. Tomcat still
 	// creates the log file when the Valve starts but writes no line to it
-	// (checked with Debian's Tomcat 10.1.60).
+	// (Tomcat 10.1).
 	AccessLogEnabledFalse
 )
 
@@ -55,8 +56,10 @@ func isAccessLogValve(className string) bool {
 	return strings.HasSuffix(simple, "AccessLogValve")
 }
 
-// AccessLogValves returns the active access log Valves (see
-// isAccessLogValve) in every Engine, Host and Context of every Service.
+// AccessLogValves returns the active access log Valves — those whose
+// class's simple name ends in AccessLogValve (AccessLogValve,
+// ExtendedAccessLogValve, JsonAccessLogValve, JDBCAccessLogValve) — in
+// every Engine, Host and Context of every Service.
 func (c *Config) AccessLogValves() []Valve {
 	var out []Valve
 	for _, v := range c.Valves("") {

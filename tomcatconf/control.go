@@ -40,7 +40,7 @@ func (in *Instance) Unit() *Unit {
 // is (ControlSystemd without a Service, or without systemd under Root, is
 // an error). Otherwise the rule is: ControlSystemd when the instance has
 // a Service (UseService found the unit that runs its base), systemd is
-// the init system under Root (systemdBooted), and that unit is loaded and
+// the init system under Root (Root/run/systemd/system exists), and that unit is loaded and
 // its ActiveState is neither inactive nor failed (active, activating,
 // reloading, deactivating), or it is enabled; ControlProcess in every
 // other case — no

@@ -746,8 +746,8 @@ const launchEnv = "NETTUNE_CATALINA_BASE"
 
 // Launches lists, by PID, the running processes Start (of this or
 // another program) launched for this instance: those whose environment
-// holds launchEnv=Base and whose parent's does not (a JVM's or a script's
-// child is not a launch). Each is the JVM, or a start script that has not
+// holds NETTUNE_CATALINA_BASE=Base, which Start sets, and whose parent's
+// does not (a JVM's or a script's child is not a launch). Each is the JVM, or a start script that has not
 // exec'd it yet. Reading another user's /proc/PID/environ needs root; a
 // process whose environment cannot be read is left out.
 func (in *Instance) Launches() ([]int, error) {
@@ -846,7 +846,7 @@ type StopResult struct {
 // context.WithoutCancel(ctx) to stop a JVM during shutdown).
 //
 // Under ControlSystemd (DetectControl) the unit's main process is stopped
-// with `systemctl stop Service` (stopSystemctl), so systemd does not start
+// with `systemctl stop Service` (Method "systemctl stop"), so systemd does not start
 // it again; a StopOptions.PID that is not the main process is a JVM
 // beside the unit and is stopped as above. A unit that is inactive or
 // failed is ErrNotRunning.

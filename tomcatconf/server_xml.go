@@ -67,8 +67,8 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse parses data as a server.xml; name is used in error messages and as
-// the path Save writes to. A malformed file returns an error compatible
-// with errors.Is(err, errSyntax) that names the file and the line.
+// the path Save writes to. A file that is not well-formed XML with a
+// <Server> root is an error naming the file and the line.
 func Parse(name string, data []byte) (*Config, error) {
 	c := &Config{path: name, orig: bytes.Clone(data)}
 	if err := c.load(bytes.Clone(data)); err != nil {

@@ -286,7 +286,7 @@ func TestAccessLogRoundTrip(t *testing.T) {
 	}
 }
 
-func TestEnableAccessLogUncommentsSeedStyle(t *testing.T) {
+func TestEnableAccessLogUncommentsArmGuideStyle(t *testing.T) {
 	// The guide's own comment, inside a Host.
 	src := `<?xml version="1.0" encoding="UTF-8"?>
 <Server port="8005" shutdown="SHUTDOWN">
@@ -307,7 +307,7 @@ func TestEnableAccessLogUncommentsSeedStyle(t *testing.T) {
   </Service>
 </Server>
 `
-	c, err := tomcatconf.Parse("seed.xml", []byte(src))
+	c, err := tomcatconf.Parse("guide.xml", []byte(src))
 	require.NoError(t, err)
 	assert.Empty(t, c.AccessLogValves())
 	n, err := c.EnableAccessLog()
@@ -511,7 +511,7 @@ func TestDiffGolden(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.DisableAccessLog(tomcatconf.AccessLogComment)
 	require.NoError(t, err)
-	golden(t, "upstream-10.1.59-seed.diff", c.Diff())
+	golden(t, "upstream-10.1.59-armguide.diff", c.Diff())
 
 	// The diff applies: patch(1) semantics checked by rebuilding the new
 	// file from the old one and the hunks.
