@@ -319,7 +319,7 @@ func parseDropIn(data []byte, path string) (DropIn, error) {
 				d.CPUAffinity = set.IDs()
 			}
 		default:
-			return DropIn{}, fmt.Errorf("tomcatconf: drop-in %s line %d: %q: want [Service], LimitNOFILE= or CPUAffinity= (the file SetDropIn writes)", path, i+1, l)
+			return DropIn{}, fmt.Errorf("tomcatconf: drop-in %s line %d: %q: want LimitNOFILE= or CPUAffinity=", path, i+1, l)
 		}
 	}
 	return d, nil

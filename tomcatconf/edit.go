@@ -89,8 +89,8 @@ func (c *Config) SetConnector(q ConnectorQuery, attrs []Attr, opts *SetOptions) 
 	for _, a := range attrs {
 		if ename, ok := threadAttrs[a.Name]; ok && exec != nil {
 			if !o.ToExecutor {
-				return nil, fmt.Errorf("%w: %s line %d: Connector %s uses Executor %q (line %d), so Tomcat ignores its %s; set it on the Executor (SetOptions.ToExecutor)",
-					ErrExecutorThreads, c.path, cn.Line, cn.Name(), exec.Name, exec.Line, a.Name)
+				return nil, fmt.Errorf("%w: %s line %d: Connector %s takes %s from Executor %q (line %d); see SetOptions.ToExecutor",
+					ErrExecutorThreads, c.path, cn.Line, cn.Name(), a.Name, exec.Name, exec.Line)
 			}
 			toExec = append(toExec, Attr{Name: ename, Value: a.Value})
 			continue
@@ -169,7 +169,7 @@ func (c *Config) plan(elem, name string, line int, cur, attrs []Attr, o SetOptio
 			continue
 		}
 		if had && placeholder(old) && !o.OverwritePlaceholders {
-			return nil, fmt.Errorf("%w: %s line %d: <%s> %s %s=%q is set from a system property; not overwriting it with %q (SetOptions.OverwritePlaceholders)",
+			return nil, fmt.Errorf("%w: %s line %d: <%s> %s %s=%q; not overwriting it with %q (see SetOptions.OverwritePlaceholders)",
 				ErrPlaceholder, c.path, line, elem, name, a.Name, old, a.Value)
 		}
 		next[a.Name] = a.Value

@@ -634,8 +634,8 @@ func (in *Instance) startedPID(ctx context.Context, out []byte) (int, error) {
 			return 0, fmt.Errorf("PID %d from %s is not this instance's JVM (it is gone)", p, in.pidFile())
 		case perr != nil:
 			if jvms, err := in.JVMs(); err == nil && len(jvms) > 0 {
-				return 0, fmt.Errorf("catalina.sh start wrote no PID to %s (%v; its output: %s), though JVM %s with -Dcatalina.base=%s started",
-					in.pidFile(), perr, bytes.TrimSpace(out), pidList(jvms), in.Base)
+				return 0, fmt.Errorf("catalina.sh start wrote no PID to %s (%v; output: %s), though JVM %s started",
+					in.pidFile(), perr, bytes.TrimSpace(out), pidList(jvms))
 			}
 		}
 		if time.Now().After(deadline) {
