@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nettune/nettune/internal/cpuset"
 	"github.com/nettune/nettune/tomcatconf"
 )
 
@@ -124,7 +125,7 @@ func takeCensus(in *tomcatconf.Instance, interval time.Duration) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("JVM %d, %d threads over %s, CPUs %v\n", pid, len(c.Threads), c.Interval.Round(time.Millisecond), c.CPUs)
+	fmt.Printf("JVM %d, %d threads over %s, CPUs %s\n", pid, len(c.Threads), c.Interval.Round(time.Millisecond), cpuset.Of(c.CPUs...))
 	for _, p := range c.Pools {
 		fmt.Printf("%-24s %-9s threads=%-3d cpu=%-8s load=%.2f\n", p.Pool, p.Kind, p.Threads, p.CPU, p.Load)
 	}
