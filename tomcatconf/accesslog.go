@@ -12,8 +12,9 @@ type AccessLogMode int
 
 // Ways to disable the access log.
 const (
-	// AccessLogComment wraps the element in <!-- -->, as the Arm guide
-	// does; EnableAccessLog unwraps it to the exact original bytes.
+	// AccessLogComment wraps the element in <!-- -->, as the Arm
+	// Neoverse Tomcat tuning guide does; EnableAccessLog unwraps it to
+	// the exact original bytes.
 	AccessLogComment AccessLogMode = iota
 	// AccessLogRemove deletes the element (and its line, when the line
 	// holds nothing else). The backup Save keeps is the only way back.
@@ -21,43 +22,48 @@ const (
 	// AccessLogEnabledFalse adds enabled="false" (AbstractAccessLogValve's
 	// enabled property); EnableAccessLog removes it again. Tomcat still
 	// creates the log file when the Valve starts but writes no line to it
-	// (checked with Debian's Tomcat 10.1.60).
+	// (Tomcat 10.1).
 	AccessLogEnabledFalse
 )
 
-// ParseAccessLogMode parses "comment", "remove" or "enabled-false".
-func ParseAccessLogMode(s string) (AccessLogMode, error) {
-	switch s {
+// UnmarshalText sets m from "comment", "remove" or "enabled-false", the
+// words String returns, so a mode can be a flag or a configuration value.
+func (m *AccessLogMode) UnmarshalText(text []byte) error {
+	switch string(text) {
 	case "comment":
-		return AccessLogComment, nil
+		*m = AccessLogComment
 	case "remove":
-		return AccessLogRemove, nil
+		*m = AccessLogRemove
 	case "enabled-false", "enabled=false":
-		return AccessLogEnabledFalse, nil
+		*m = AccessLogEnabledFalse
+	default:
+		return fmt.Errorf("tomcatconf: access log mode %q: want comment, remove or enabled-false", text)
 	}
-	return 0, fmt.Errorf("tomcatconf: access log mode %q: want comment, remove or enabled-false", s)
+	return nil
 }
 
-// String returns the mode as ParseAccessLogMode reads it.
+// String returns the mode as UnmarshalText reads it.
 func (m AccessLogMode) String() string {
 	return [...]string{"comment", "remove", "enabled-false"}[m]
 }
 
-// IsAccessLogValve reports whether className is one of Tomcat's access log
+// isAccessLogValve reports whether className is one of Tomcat's access log
 // valves: a class whose simple name ends in AccessLogValve
 // (AccessLogValve, ExtendedAccessLogValve, JsonAccessLogValve,
 // JDBCAccessLogValve).
-func IsAccessLogValve(className string) bool {
+func isAccessLogValve(className string) bool {
 	simple := className[strings.LastIndexByte(className, '.')+1:]
 	return strings.HasSuffix(simple, "AccessLogValve")
 }
 
-// AccessLogValves returns the active access log Valves (see
-// IsAccessLogValve) in every Engine, Host and Context of every Service.
+// AccessLogValves returns the active access log Valves — those whose
+// class's simple name ends in AccessLogValve (AccessLogValve,
+// ExtendedAccessLogValve, JsonAccessLogValve, JDBCAccessLogValve) — in
+// every Engine, Host and Context of every Service.
 func (c *Config) AccessLogValves() []Valve {
 	var out []Valve
 	for _, v := range c.Valves("") {
-		if IsAccessLogValve(v.ClassName) {
+		if isAccessLogValve(v.ClassName) {
 			out = append(out, v)
 		}
 	}
@@ -192,7 +198,7 @@ func commentedAccessLog(s string) bool {
 	if err := doc.ReadFromString(s); err != nil || doc.Root() == nil {
 		return false
 	}
-	return IsAccessLogValve(doc.Root().SelectAttrValue("className", ""))
+	return isAccessLogValve(doc.Root().SelectAttrValue("className", ""))
 }
 
 // SetAccessLog sets attributes on every active access log Valve, validated
@@ -209,7 +215,7 @@ func (c *Config) SetAccessLog(attrs []Attr, opts *SetOptions) ([]Change, error) 
 	}
 	plans := make([][]Change, len(valves))
 	for i, v := range valves {
-		ch, err := c.plan(ElemAccessLogValve, v.ClassName, v.Line, v.Attrs, attrs, o)
+		ch, err := c.plan(elemAccessLogValve, v.ClassName, v.Line, v.Attrs, attrs, o)
 		if err != nil {
 			return nil, err
 		}

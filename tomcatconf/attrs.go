@@ -8,51 +8,51 @@ import (
 	"strings"
 )
 
-// DocVersion is the Tomcat release whose configuration reference
+// docVersion is the Tomcat release whose configuration reference
 // (webapps/docs/config/http.xml, executor.xml and valve.xml) the attribute
 // table in attrspecs_gen.go was derived from.
-const DocVersion = "11.0.10"
+const docVersion = "11.0.10"
 
-// Kind is the type of an attribute value, as Tomcat's documentation gives it.
-type Kind int
+// attrKind is the type of an attribute value, as Tomcat's documentation gives it.
+type attrKind int
 
 // Attribute kinds.
 const (
-	KindString Kind = iota
-	KindInt         // a Java int
-	KindLong        // a Java long
-	KindBool        // true or false
+	kindString attrKind = iota
+	kindInt             // a Java int
+	kindLong            // a Java long
+	kindBool            // true or false
 )
 
 // String returns the kind as Tomcat's documentation writes it.
-func (k Kind) String() string {
+func (k attrKind) String() string {
 	return [...]string{"string", "int", "long", "boolean"}[k]
 }
 
-// AttrSpec is what Tomcat's documentation says about one attribute.
-type AttrSpec struct {
+// attrSpec is what Tomcat's documentation says about one attribute.
+type attrSpec struct {
 	Name    string
 	Section string // the documentation subsection ("Standard Implementation")
-	Kind    Kind
+	Kind    attrKind
 	Default string // the documented default, "" when none could be read
-	Min     int64  // smallest allowed value for KindInt/KindLong
-	Max     int64  // largest allowed value for KindInt/KindLong; 0: the kind's own limit
+	Min     int64  // smallest allowed value for kindInt/kindLong
+	Max     int64  // largest allowed value for kindInt/kindLong; 0: the kind's own limit
 }
 
 // Element kinds the attribute tables cover.
 const (
-	ElemConnector = "Connector"
-	ElemExecutor  = "Executor"
-	// ElemAccessLogValve is <Valve className="org.apache.catalina.valves.AccessLogValve">.
-	ElemAccessLogValve = "AccessLogValve"
+	elemConnector = "Connector"
+	elemExecutor  = "Executor"
+	// elemAccessLogValve is <Valve className="org.apache.catalina.valves.AccessLogValve">.
+	elemAccessLogValve = "AccessLogValve"
 )
 
-// Specs returns the documented attributes of elem (ElemConnector,
-// ElemExecutor or ElemAccessLogValve), by name. The table is derived from
+// specs returns the documented attributes of elem (elemConnector,
+// elemExecutor or elemAccessLogValve), by name. The table is derived from
 // Tomcat's documentation source (webapps/docs/config/http.xml,
-// executor.xml and valve.xml of DocVersion) by TestGenerateAttrSpecs and
+// executor.xml and valve.xml of docVersion) by TestGenerateAttrSpecs and
 // kept in attrspecs_gen.go; the returned map must not be modified.
-func Specs(elem string) (map[string]AttrSpec, error) {
+func specs(elem string) (map[string]attrSpec, error) {
 	m, ok := attrSpecs[elem]
 	if !ok {
 		return nil, fmt.Errorf("tomcatconf: no attribute documentation for <%s>", elem)
@@ -60,48 +60,48 @@ func Specs(elem string) (map[string]AttrSpec, error) {
 	return m, nil
 }
 
-// Validate checks value for the attribute name of elem (ElemConnector,
-// ElemExecutor or ElemAccessLogValve) against Tomcat's documentation. An unknown name returns an
+// validate checks value for the attribute name of elem (elemConnector,
+// elemExecutor or elemAccessLogValve) against Tomcat's documentation. An unknown name returns an
 // error compatible with errors.Is(err, ErrUnknownAttr) that suggests the
 // closest documented name; a value of the wrong kind or out of range, one
 // compatible with ErrInvalidValue. A value holding a ${property}
 // placeholder is accepted as is: Tomcat resolves it at start.
-func Validate(elem, name, value string) error {
-	m, err := Specs(elem)
+func validate(elem, name, value string) error {
+	m, err := specs(elem)
 	if err != nil {
 		return err
 	}
 	spec, ok := m[name]
 	if !ok {
-		return &AttrError{Elem: elem, Attr: name, Value: value, Err: ErrUnknownAttr, Suggest: suggest(m, name)}
+		return &attrError{Elem: elem, Attr: name, Value: value, Err: ErrUnknownAttr, Suggest: suggest(m, name)}
 	}
 	if placeholder(value) {
 		return nil
 	}
 	switch spec.Kind {
-	case KindInt, KindLong:
+	case kindInt, kindLong:
 		bits := 32
-		if spec.Kind == KindLong {
+		if spec.Kind == kindLong {
 			bits = 64
 		}
 		n, err := strconv.ParseInt(value, 10, bits)
 		if err != nil {
-			return &AttrError{Elem: elem, Attr: name, Value: value, Err: ErrInvalidValue,
+			return &attrError{Elem: elem, Attr: name, Value: value, Err: ErrInvalidValue,
 				Expected: fmt.Sprintf("a %d-bit integer (%s)", bits, rangeText(spec, bits))}
 		}
 		if n < spec.Min || (spec.Max != 0 && n > spec.Max) {
-			return &AttrError{Elem: elem, Attr: name, Value: value, Err: ErrInvalidValue,
+			return &attrError{Elem: elem, Attr: name, Value: value, Err: ErrInvalidValue,
 				Expected: fmt.Sprintf("an integer %s", rangeText(spec, bits))}
 		}
-	case KindBool:
+	case kindBool:
 		if value != "true" && value != "false" {
-			return &AttrError{Elem: elem, Attr: name, Value: value, Err: ErrInvalidValue, Expected: "true or false"}
+			return &attrError{Elem: elem, Attr: name, Value: value, Err: ErrInvalidValue, Expected: "true or false"}
 		}
 	}
 	return nil
 }
 
-func rangeText(s AttrSpec, bits int) string {
+func rangeText(s attrSpec, bits int) string {
 	if s.Max != 0 {
 		return fmt.Sprintf("from %d to %d", s.Min, s.Max)
 	}
@@ -115,8 +115,8 @@ func rangeText(s AttrSpec, bits int) string {
 	}
 }
 
-// AttrError is an attribute name or value Tomcat would not accept.
-type AttrError struct {
+// attrError is an attribute name or value Tomcat would not accept.
+type attrError struct {
 	File     string // the server.xml, when known
 	Line     int    // line of the element, when known
 	Elem     string // "Connector" or "Executor"
@@ -128,7 +128,7 @@ type AttrError struct {
 }
 
 // Error names the file, line, element, attribute and what is expected.
-func (e *AttrError) Error() string {
+func (e *attrError) Error() string {
 	var b strings.Builder
 	b.WriteString("tomcatconf: ")
 	if e.File != "" {
@@ -140,7 +140,7 @@ func (e *AttrError) Error() string {
 	}
 	switch e.Err {
 	case ErrUnknownAttr:
-		fmt.Fprintf(&b, "<%s> has no attribute %q in Tomcat %s's documentation", e.Elem, e.Attr, DocVersion)
+		fmt.Fprintf(&b, "<%s> has no attribute %q in Tomcat %s's documentation", e.Elem, e.Attr, docVersion)
 		if e.Suggest != "" {
 			fmt.Fprintf(&b, "; did you mean %q?", e.Suggest)
 		}
@@ -151,11 +151,11 @@ func (e *AttrError) Error() string {
 }
 
 // Unwrap returns ErrUnknownAttr or ErrInvalidValue.
-func (e *AttrError) Unwrap() error { return e.Err }
+func (e *attrError) Unwrap() error { return e.Err }
 
 // suggest returns the documented name closest to name by edit distance,
 // or "" when none is close.
-func suggest(m map[string]AttrSpec, name string) string {
+func suggest(m map[string]attrSpec, name string) string {
 	names := make([]string, 0, len(m))
 	for n := range m {
 		names = append(names, n)

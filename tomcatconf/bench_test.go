@@ -12,14 +12,14 @@ import (
 	"github.com/nettune/nettune/tomcatconf"
 )
 
-// BenchmarkSeedEdit is the guide's whole server.xml change with minimal
+// BenchmarkArmGuideEdit is the guide's whole server.xml change with minimal
 // diffs: parse, set four Connector attributes, comment out the access log,
 // render the bytes. Compare with BenchmarkEtreeRewrite, which does the same
 // edit the naive way (and reformats the file).
-func BenchmarkSeedEdit(b *testing.B) {
+func BenchmarkArmGuideEdit(b *testing.B) {
 	data, err := os.ReadFile(filepath.Join(testutil.CorpusDir(b), "tomcat", "server-10.1.59.xml"))
 	require.NoError(b, err)
-	attrs := tomcatconf.SeedConnectorAttrs(7)
+	attrs := tomcatconf.ArmGuideConnectorAttrs(7)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
 		c, err := tomcatconf.Parse("server.xml", data)
@@ -37,11 +37,11 @@ func BenchmarkSeedEdit(b *testing.B) {
 }
 
 // BenchmarkEtreeRewrite: parse with etree, set the attributes, remove the
-// Valve, re-serialise — the baseline BenchmarkSeedEdit is compared with.
+// Valve, re-serialise — the baseline BenchmarkArmGuideEdit is compared with.
 func BenchmarkEtreeRewrite(b *testing.B) {
 	data, err := os.ReadFile(filepath.Join(testutil.CorpusDir(b), "tomcat", "server-10.1.59.xml"))
 	require.NoError(b, err)
-	attrs := tomcatconf.SeedConnectorAttrs(7)
+	attrs := tomcatconf.ArmGuideConnectorAttrs(7)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
 		doc := etree.NewDocument()

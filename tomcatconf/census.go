@@ -18,34 +18,31 @@ import (
 
 	"github.com/nettune/nettune/internal/cpuset"
 	"github.com/nettune/nettune/internal/hostfs"
+	"github.com/nettune/nettune/internal/procstat"
 )
 
-// ClockTicks is USER_HZ, the unit of utime and stime in
-// /proc/PID/task/TID/stat: 100 on every Linux architecture Go supports
-// (the kernel ABI fixes it whatever CONFIG_HZ is).
-const ClockTicks = 100
-
-// ThreadKind classifies a JVM thread.
-type ThreadKind string
-
-// Thread kinds.
+// The kinds of JVM thread, as Thread.Kind and Pool.Kind give them.
 const (
-	KindExec     ThreadKind = "exec"     // a Connector's own worker: http-nio-8080-exec-N
-	KindExecutor ThreadKind = "executor" // a shared <Executor>'s worker: tomcat-exec-N (namePrefix)
-	KindPoller   ThreadKind = "poller"   // http-nio-8080-Poller
-	KindAcceptor ThreadKind = "acceptor" // http-nio-8080-Acceptor
-	KindGC       ThreadKind = "gc"       // GC Thread#N, G1 Conc#N, G1 Refine#N, ...
-	KindCompiler ThreadKind = "compiler" // C1/C2 CompilerThreadN
-	KindVM       ThreadKind = "vm"       // VM Thread, Signal Dispatcher, Finalizer, ...
-	KindOther    ThreadKind = "other"
+	kindExec     = "exec"     // a Connector's own worker: http-nio-8080-exec-N
+	kindExecutor = "executor" // a shared <Executor>'s worker: tomcat-exec-N (namePrefix)
+	kindPoller   = "poller"   // http-nio-8080-Poller
+	kindAcceptor = "acceptor" // http-nio-8080-Acceptor
+	kindGC       = "gc"       // GC Thread#N, G1 Conc#N, G1 Refine#N, ...
+	kindCompiler = "compiler" // C1/C2 CompilerThreadN
+	kindVM       = "vm"       // VM Thread, Signal Dispatcher, Finalizer, ...
+	kindOther    = "other"
 )
 
 // Thread is one thread of the JVM over the census interval.
 type Thread struct {
 	TID  int
-	Name string     // the full Java name when known, else the kernel's (truncated to 15 bytes)
-	Kind ThreadKind // from the name
-	Pool string     // the pool it belongs to: "http-nio-8080" for exec/poller/acceptor, the namePrefix for an executor, else the kind
+	Name string // the full Java name when known, else the kernel's (truncated to 15 bytes)
+	// Kind is what the name says the thread does: "exec" (a Connector's
+	// own worker, http-nio-8080-exec-N), "executor" (a shared Executor's
+	// worker, tomcat-exec-N), "poller", "acceptor", "gc", "compiler",
+	// "vm" (VM Thread, Signal Dispatcher, ...) or "other".
+	Kind string
+	Pool string // the pool it belongs to: "http-nio-8080" for exec/poller/acceptor, the namePrefix for an executor, else the kind
 	CPU  time.Duration
 	// Load is CPU over the interval: 1.0 is one CPU busy all the time.
 	Load float64
@@ -54,7 +51,7 @@ type Thread struct {
 // Pool sums the threads of one kind in one pool.
 type Pool struct {
 	Pool    string
-	Kind    ThreadKind
+	Kind    string // as Thread.Kind
 	Threads int
 	CPU     time.Duration
 	Load    float64
@@ -64,9 +61,9 @@ type Pool struct {
 type Census struct {
 	PID      int
 	Interval time.Duration
-	CPUs     cpuset.Set // CPUs the JVM may run on: its affinity (Cpus_allowed_list) that are online
-	Threads  []Thread   // by TID
-	Pools    []Pool     // by load, highest first
+	CPUs     []int    // CPUs the JVM may run on: its affinity (Cpus_allowed_list) that are online, ascending
+	Threads  []Thread // by TID
+	Pools    []Pool   // by load, highest first
 }
 
 // CensusOptions tune TakeCensus. A nil *CensusOptions means the defaults.
@@ -106,7 +103,7 @@ func TakeCensus(ctx context.Context, pid int, interval time.Duration, opts *Cens
 	if err != nil {
 		return c, err
 	}
-	c.CPUs = cpus
+	c.CPUs = cpus.IDs()
 	before, err := readTasks(root, pid)
 	if err != nil {
 		return c, err
@@ -129,15 +126,15 @@ func TakeCensus(ctx context.Context, pid int, interval time.Duration, opts *Cens
 		if full, ok := o.Names[tid]; ok && strings.HasPrefix(full, a.comm) {
 			name = full
 		}
-		kind, pool := ClassifyThread(name, o.ExecutorPrefixes)
-		cpu := tickDuration(ticks)
+		kind, pool := classifyThread(name, o.ExecutorPrefixes)
+		cpu := procstat.Ticks(uint64(ticks))
 		c.Threads = append(c.Threads, Thread{TID: tid, Name: name, Kind: kind, Pool: pool, CPU: cpu,
 			Load: cpu.Seconds() / c.Interval.Seconds()})
 	}
 	sort.Slice(c.Threads, func(i, j int) bool { return c.Threads[i].TID < c.Threads[j].TID })
 	pools := map[[2]string]*Pool{}
 	for _, t := range c.Threads {
-		k := [2]string{t.Pool, string(t.Kind)}
+		k := [2]string{t.Pool, t.Kind}
 		p := pools[k]
 		if p == nil {
 			p = &Pool{Pool: t.Pool, Kind: t.Kind}
@@ -154,14 +151,14 @@ func TakeCensus(ctx context.Context, pid int, interval time.Duration, opts *Cens
 		if c.Pools[i].CPU != c.Pools[j].CPU {
 			return c.Pools[i].CPU > c.Pools[j].CPU
 		}
-		return c.Pools[i].Pool+string(c.Pools[i].Kind) < c.Pools[j].Pool+string(c.Pools[j].Kind)
+		return c.Pools[i].Pool+c.Pools[i].Kind < c.Pools[j].Pool+c.Pools[j].Kind
 	})
 	return c, nil
 }
 
 // Count returns how many threads of kind the census saw in pool ("" for
 // any pool).
-func (c Census) Count(pool string, kind ThreadKind) int {
+func (c Census) Count(pool, kind string) int {
 	n := 0
 	for _, t := range c.Threads {
 		if t.Kind == kind && (pool == "" || t.Pool == pool) {
@@ -171,9 +168,9 @@ func (c Census) Count(pool string, kind ThreadKind) int {
 	return n
 }
 
-// DefaultBusyLoad is the load (fraction of one CPU) above which a
-// non-worker thread counts as busy: the guide's Poller ran at 89%.
-const DefaultBusyLoad = 0.5
+// defaultBusyLoad is the load (fraction of one CPU) above which a
+// non-worker thread counts as busy: the Arm guide's Poller ran at 89%.
+const defaultBusyLoad = 0.5
 
 // Recommendation is a maxThreads value and why.
 type Recommendation struct {
@@ -183,24 +180,25 @@ type Recommendation struct {
 	Reason     string
 }
 
-// Recommend sizes maxThreads as the guide reasons: one worker per CPU
-// available to the JVM, less one per busy non-worker thread (the Poller
-// under load), at least 1. busyLoad 0 means DefaultBusyLoad. Take the
+// Recommend sizes maxThreads as the Arm Neoverse Tomcat tuning guide
+// reasons: one worker per CPU available to the JVM, less one per busy
+// non-worker thread (the Poller under load), at least 1. A thread is busy
+// at busyLoad or more (a fraction of one CPU); 0 means 0.5. Take the
 // census under load for the Poller to show up.
 func (c Census) Recommend(busyLoad float64) Recommendation {
 	if busyLoad <= 0 {
-		busyLoad = DefaultBusyLoad
+		busyLoad = defaultBusyLoad
 	}
-	r := Recommendation{CPUs: c.CPUs.Len()}
+	r := Recommendation{CPUs: len(c.CPUs)}
 	var names []string
 	for _, t := range c.Threads {
-		if t.Kind != KindExec && t.Kind != KindExecutor && t.Load >= busyLoad {
+		if t.Kind != kindExec && t.Kind != kindExecutor && t.Load >= busyLoad {
 			r.Busy = append(r.Busy, t)
 			names = append(names, fmt.Sprintf("%s %.0f%%", t.Name, 100*t.Load))
 		}
 	}
 	r.MaxThreads = max(1, r.CPUs-len(r.Busy))
-	r.Reason = fmt.Sprintf("%d CPUs available to the JVM (%s) - %d busy non-worker thread(s)", r.CPUs, c.CPUs, len(r.Busy))
+	r.Reason = fmt.Sprintf("%d CPUs available to the JVM (%s) - %d busy non-worker thread(s)", r.CPUs, cpuset.Of(c.CPUs...), len(r.Busy))
 	if len(names) > 0 {
 		r.Reason += " (" + strings.Join(names, ", ") + ")"
 	}
@@ -214,10 +212,10 @@ var (
 	reConnTrunc = regexp.MustCompile(`^((?:https?|ajp)-(?:nio2?|apr)-(?:[0-9a-fA-F.:]+-)?\d+)-(.+)$`)
 )
 
-// ClassifyThread returns the kind and pool of a JVM thread from its name,
+// classifyThread returns the kind and pool of a JVM thread from its name,
 // full or cut to the kernel's 15 bytes. executorPrefixes are the namePrefix
 // values of shared Executors.
-func ClassifyThread(name string, executorPrefixes []string) (ThreadKind, string) {
+func classifyThread(name string, executorPrefixes []string) (kind, pool string) {
 	if m := reConnThread.FindStringSubmatch(name); m != nil {
 		return connKind(m[2]), m[1]
 	}
@@ -232,7 +230,7 @@ func ClassifyThread(name string, executorPrefixes []string) (ThreadKind, string)
 	}
 	for _, p := range executorPrefixes {
 		if strings.HasPrefix(name, p) || (len(name) == 15 && strings.HasPrefix(p, name)) {
-			return KindExecutor, p
+			return kindExecutor, p
 		}
 	}
 	switch {
@@ -240,27 +238,27 @@ func ClassifyThread(name string, executorPrefixes []string) (ThreadKind, string)
 		strings.HasPrefix(name, "Shenandoah"), strings.HasPrefix(name, "ZWorker"), strings.HasPrefix(name, "ZDirector"),
 		strings.HasPrefix(name, "VM Thread"):
 		if name == "VM Thread" {
-			return KindVM, string(KindVM)
+			return kindVM, kindVM
 		}
-		return KindGC, string(KindGC)
+		return kindGC, kindGC
 	case strings.HasPrefix(name, "C1 Compiler"), strings.HasPrefix(name, "C2 Compiler"), strings.HasPrefix(name, "JVMCI"):
-		return KindCompiler, string(KindCompiler)
+		return kindCompiler, kindCompiler
 	case strings.HasPrefix(name, "VM "), strings.HasPrefix(name, "Signal Dispatch"), strings.HasPrefix(name, "Service Thread"),
 		strings.HasPrefix(name, "Reference Handl"), strings.HasPrefix(name, "Finalizer"), strings.HasPrefix(name, "Common-Cleaner"),
 		strings.HasPrefix(name, "Notification Th"), strings.HasPrefix(name, "Monitor Deflati"), strings.HasPrefix(name, "Sweeper thread"):
-		return KindVM, string(KindVM)
+		return kindVM, kindVM
 	}
-	return KindOther, string(KindOther)
+	return kindOther, kindOther
 }
 
-func connKind(s string) ThreadKind {
+func connKind(s string) string {
 	switch {
 	case strings.HasPrefix(s, "exec"):
-		return KindExec
+		return kindExec
 	case strings.HasPrefix(s, "Acceptor"):
-		return KindAcceptor
+		return kindAcceptor
 	default:
-		return KindPoller
+		return kindPoller
 	}
 }
 
@@ -295,25 +293,18 @@ func readTasks(root hostfs.Root, pid int) (map[int]taskStat, error) {
 }
 
 // parseTaskStat reads the name and utime+stime from a
-// /proc/PID/task/TID/stat line. The name sits in parentheses and may hold
-// spaces and parentheses itself, so fields are counted from the last ')'.
+// /proc/PID/task/TID/stat line (internal/procstat), refusing a sum that a
+// time.Duration of nanoseconds could not count from.
 func parseTaskStat(data []byte) (taskStat, error) {
-	open := bytes.IndexByte(data, '(')
-	closing := bytes.LastIndexByte(data, ')')
-	if open < 0 || closing < open {
-		return taskStat{}, fmt.Errorf("stat %.60q: want \"tid (comm) state ...\"", data)
+	st, err := procstat.Parse(data)
+	if err != nil {
+		return taskStat{}, err
 	}
-	f := strings.Fields(string(data[closing+1:]))
-	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
-	if len(f) < 13 {
-		return taskStat{}, fmt.Errorf("stat %.60q: %d fields after the name, want at least 13", data, len(f))
+	cpu, ok := st.CPU()
+	if !ok || cpu > math.MaxInt64 {
+		return taskStat{}, fmt.Errorf("stat %.60q: utime %d stime %d, want a sum below 2^63", data, st.UTime, st.STime)
 	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil || ut < 0 || st < 0 || ut > math.MaxInt64-st {
-		return taskStat{}, fmt.Errorf("stat %.60q: utime %q stime %q, want non-negative integers with a sum below 2^63", data, f[11], f[12])
-	}
-	return taskStat{comm: string(data[open+1 : closing]), ticks: ut + st}, nil
+	return taskStat{comm: st.Comm, ticks: int64(cpu)}, nil
 }
 
 // intervalTicks is the CPU time, in clock ticks, a thread used between
@@ -325,16 +316,6 @@ func intervalTicks(b, a taskStat) int64 {
 		return a.ticks
 	}
 	return a.ticks - b.ticks
-}
-
-// tickDuration converts clock ticks to a duration, held at the largest
-// duration (292 years) past it.
-func tickDuration(ticks int64) time.Duration {
-	const tick = int64(time.Second / ClockTicks)
-	if ticks > math.MaxInt64/tick {
-		return math.MaxInt64
-	}
-	return time.Duration(ticks * tick)
 }
 
 // jvmCPUs returns the JVM's allowed CPUs that are online.
@@ -370,12 +351,12 @@ func jvmCPUs(root hostfs.Root, pid int) (cpuset.Set, error) {
 }
 
 // JavaThreadNames returns full Java thread names by native thread ID,
-// from `jcmd PID Thread.print` run through r (jcmd ships with the JDK:
-// Debian's openjdk-17-jdk-headless). It must run as the JVM's user or root.
+// for CensusOptions.Names, from `jcmd PID Thread.print` run through r
+// (nil runs it on this host); jcmd "" is "jcmd" from $PATH (it ships with
+// the JDK: Debian's openjdk-17-jdk-headless). It must run as the JVM's
+// user or root.
 func JavaThreadNames(ctx context.Context, r Runner, jcmd string, pid int) (map[int]string, error) {
-	if r == nil {
-		r = ExecRunner{}
-	}
+	r = runnerOr(r)
 	if jcmd == "" {
 		jcmd = "jcmd"
 	}
@@ -387,17 +368,17 @@ func JavaThreadNames(ctx context.Context, r Runner, jcmd string, pid int) (map[i
 	if err != nil {
 		return nil, fmt.Errorf("tomcatconf: %w", err)
 	}
-	return ParseThreadDump(bytes.NewReader(out))
+	return parseThreadDump(bytes.NewReader(out))
 }
 
 var reDumpLine = regexp.MustCompile(`^"((?:[^"\\]|\\.)*)".*\bnid=(0x[0-9a-fA-F]+|\d+)\b`)
 
-// ParseThreadDump reads a HotSpot thread dump (jcmd PID Thread.print,
+// parseThreadDump reads a HotSpot thread dump (jcmd PID Thread.print,
 // jstack PID) and returns thread names by native thread ID (the TID in
 // /proc/PID/task), from the lines that start with the quoted thread name
 // and carry nid=0x1a2b (hex up to JDK 18) or nid=6699 (decimal from JDK
 // 19). A dump without such lines is an error.
-func ParseThreadDump(r io.Reader) (map[int]string, error) {
+func parseThreadDump(r io.Reader) (map[int]string, error) {
 	out := map[int]string{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)

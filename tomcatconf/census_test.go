@@ -77,7 +77,7 @@ func TestTakeCensusCaptured(t *testing.T) {
 		c, err := tomcatconf.TakeCensus(context.Background(), 6083, time.Millisecond, opts)
 		require.NoError(t, err)
 		assert.Len(t, c.Threads, 37)
-		assert.Equal(t, "0-1", c.CPUs.String())
+		assert.Equal(t, "0-1", cpuset.Of(c.CPUs...).String())
 		assert.Equal(t, 10, c.Count("http-nio-8937", tomcatconf.KindExec))
 		assert.Equal(t, 1, c.Count("http-nio-8937", tomcatconf.KindPoller))
 		assert.Equal(t, 1, c.Count("http-nio-8937", tomcatconf.KindAcceptor))
@@ -96,10 +96,10 @@ func TestTakeCensusCaptured(t *testing.T) {
 	}
 }
 
-func TestRecommendSeed(t *testing.T) {
+func TestRecommendArmGuide(t *testing.T) {
 	// The guide's top -H under wrk2: 8 CPUs online, the Poller at 89% of
 	// a CPU, the Acceptor at 4.7%, workers at 3%.
-	c := tomcatconf.Census{CPUs: cpuset.Range(0, 7), Threads: []tomcatconf.Thread{
+	c := tomcatconf.Census{CPUs: cpuset.Range(0, 7).IDs(), Threads: []tomcatconf.Thread{
 		{TID: 4677, Name: "http-nio-8080-P", Kind: tomcatconf.KindPoller, Load: 0.89},
 		{TID: 4685, Name: "http-nio-8080-A", Kind: tomcatconf.KindAcceptor, Load: 0.047},
 		{TID: 4893, Name: "http-nio-8080-e", Kind: tomcatconf.KindExec, Load: 0.033},
@@ -114,7 +114,7 @@ func TestRecommendSeed(t *testing.T) {
 	assert.Equal(t, "8 CPUs available to the JVM (0-7) - 1 busy non-worker thread(s) (http-nio-8080-P 89%) = maxThreads 7", r.Reason)
 
 	// One CPU and a busy Poller still leaves one worker.
-	c.CPUs = cpuset.Of(0)
+	c.CPUs = []int{0}
 	assert.Equal(t, 1, c.Recommend(0).MaxThreads)
 }
 
@@ -136,7 +136,7 @@ func TestTakeCensusSelf(t *testing.T) {
 	require.NoError(t, err)
 	var mask unix.CPUSet
 	require.NoError(t, unix.SchedGetaffinity(0, &mask))
-	assert.Equal(t, mask.Count(), c.CPUs.Len(), "this process's affinity, all of it online")
+	assert.Equal(t, mask.Count(), len(c.CPUs), "this process's affinity, all of it online")
 	assert.GreaterOrEqual(t, len(c.Threads), 2)
 	var total time.Duration
 	for _, p := range c.Pools {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nettune/nettune/internal/procstat"
 )
 
 func TestParseTaskStatReal(t *testing.T) {
@@ -46,23 +48,23 @@ func TestIntervalTicks(t *testing.T) {
 	assert.Equal(t, int64(100), intervalTicks(taskStat{}, taskStat{ticks: 100}))
 	// Its TID was reused by a new thread: not a negative CPU time.
 	assert.Equal(t, int64(5), intervalTicks(taskStat{ticks: 900}, taskStat{ticks: 5}))
-	assert.Equal(t, 250*time.Millisecond, tickDuration(25))
+	assert.Equal(t, 250*time.Millisecond, procstat.Ticks(25))
 	// 9.2e9 ticks, where ticks × 1e9 leaves int64: 2.9 years of CPU.
-	assert.Equal(t, 92_000_000*time.Second, tickDuration(9_200_000_000))
-	assert.Equal(t, time.Duration(math.MaxInt64), tickDuration(math.MaxInt64))
+	assert.Equal(t, 92_000_000*time.Second, procstat.Ticks(9_200_000_000))
+	assert.Equal(t, time.Duration(math.MaxInt64), procstat.Ticks(math.MaxInt64))
 }
 
 func TestParseOpenFiles(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "tomcat10-root", "proc", "6083", "limits"))
 	require.NoError(t, err)
-	n, err := parseOpenFiles(data)
+	n, _, err := parseLimitsNoFile(data)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(20000), n)
 	self, err := os.ReadFile("/proc/self/limits")
 	require.NoError(t, err)
-	_, err = parseOpenFiles(self)
+	_, _, err = parseLimitsNoFile(self)
 	require.NoError(t, err)
-	_, err = parseOpenFiles([]byte("Max cpu time unlimited\n"))
+	_, _, err = parseLimitsNoFile([]byte("Max cpu time unlimited\n"))
 	assert.Error(t, err)
 }
 
@@ -89,7 +91,7 @@ func FuzzParseThreadDump(f *testing.F) {
 	f.Add(d)
 	f.Add([]byte(`"a \"b\"" #1 nid=12 runnable` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		names, err := ParseThreadDump(bytes.NewReader(data))
+		names, err := parseThreadDump(bytes.NewReader(data))
 		if err == nil {
 			assert.NotEmpty(t, names)
 			for tid := range names {

@@ -30,7 +30,7 @@ const (
 )
 
 // Unit returns the systemd unit that runs the instance: Service under
-// Root, with Runner. Without a Service it is DefaultUnit.
+// Root, with Runner. Without a Service it is DefaultService.
 func (in *Instance) Unit() *Unit {
 	return &Unit{Name: in.Service, Root: in.Root, Runner: in.Runner}
 }
@@ -40,7 +40,7 @@ func (in *Instance) Unit() *Unit {
 // is (ControlSystemd without a Service, or without systemd under Root, is
 // an error). Otherwise the rule is: ControlSystemd when the instance has
 // a Service (UseService found the unit that runs its base), systemd is
-// the init system under Root (SystemdBooted), and that unit is loaded and
+// the init system under Root (Root/run/systemd/system exists), and that unit is loaded and
 // its ActiveState is neither inactive nor failed (active, activating,
 // reloading, deactivating), or it is enabled; ControlProcess in every
 // other case — no
@@ -60,7 +60,7 @@ func (in *Instance) DetectControl(ctx context.Context) (Control, string, error) 
 		if in.Service == "" {
 			return "", "", fmt.Errorf("tomcatconf: Instance.Control %q for %s: no Service names the unit", in.Control, in.Base)
 		}
-		if !SystemdBooted(in.Root) {
+		if !systemdBooted(in.Root) {
 			return "", "", u.noSystemd()
 		}
 		return ControlSystemd, "set by Instance.Control", nil
@@ -71,7 +71,7 @@ func (in *Instance) DetectControl(ctx context.Context) (Control, string, error) 
 	if in.Service == "" {
 		return ControlProcess, "no systemd unit runs " + in.Base, nil
 	}
-	if !SystemdBooted(in.Root) {
+	if !systemdBooted(in.Root) {
 		r, err := u.root()
 		if err != nil {
 			return "", "", err
@@ -98,9 +98,6 @@ func (in *Instance) control(ctx context.Context) (Control, error) {
 	c, _, err := in.DetectControl(ctx)
 	return c, err
 }
-
-// StopSystemctl is how Stop ends a JVM that a systemd unit runs.
-const StopSystemctl StopMethod = "systemctl stop"
 
 // Restart stops the instance's JVM, if one runs, and starts it again with
 // the current files and settings. Under ControlSystemd it is one
@@ -130,7 +127,7 @@ func (in *Instance) startUnit(ctx context.Context, opts *StartOptions, restart b
 		o = *opts
 	}
 	if o.ReadyTimeout == 0 {
-		o.ReadyTimeout = DefaultReadyTimeout
+		o.ReadyTimeout = defaultReadyTimeout
 	}
 	u := in.Unit()
 	verb := "start"
@@ -172,7 +169,7 @@ func (in *Instance) startUnit(ctx context.Context, opts *StartOptions, restart b
 				errs = append(errs, fmt.Errorf("and restoring %s: %v", res.DropIn.Path, rerr))
 			}
 		}
-		if _, serr := u.Stop(ctx, nil); serr != nil {
+		if _, serr := u.stop(ctx, nil); serr != nil {
 			errs = append(errs, fmt.Errorf("and stopping %s: %v", u.name(), serr))
 		}
 		if len(errs) == 0 {
@@ -180,12 +177,12 @@ func (in *Instance) startUnit(ctx context.Context, opts *StartOptions, restart b
 		}
 		return fmt.Errorf("%w (%w)", err, errors.Join(errs...))
 	}
-	uo := &UnitOptions{ReadyURL: o.ReadyURL, Timeout: o.ReadyTimeout}
-	var ur UnitStartResult
+	uo := &unitOptions{ReadyURL: o.ReadyURL, Timeout: o.ReadyTimeout}
+	var ur unitStartResult
 	if restart {
-		ur, err = u.Restart(ctx, uo)
+		ur, err = u.start(ctx, "restart", uo)
 	} else {
-		ur, err = u.Start(ctx, uo)
+		ur, err = u.start(ctx, "start", uo)
 	}
 	if err != nil {
 		return res, undo(err)
@@ -205,7 +202,7 @@ func (in *Instance) startUnit(ctx context.Context, opts *StartOptions, restart b
 			}
 		}
 	}
-	if lim, err := u.ProcessLimits(pid); err == nil {
+	if lim, err := u.limits(pid); err == nil {
 		res.NoFile, res.CPUs = lim.NoFileSoft, lim.CPUs
 	}
 	return res, nil
@@ -261,11 +258,11 @@ func (in *Instance) stopUnit(ctx context.Context, o StopOptions) (StopResult, er
 	if st.MainPID == 0 && (st.ActiveState == "inactive" || st.ActiveState == "failed") {
 		return StopResult{}, fmt.Errorf("%w: %s is %s with no main process", ErrNotRunning, u.name(), st.ActiveState)
 	}
-	r, err := u.Stop(ctx, &UnitOptions{Timeout: o.Timeout})
+	r, err := u.stop(ctx, &unitOptions{Timeout: o.Timeout})
 	if err != nil {
 		return StopResult{PID: r.PID}, err
 	}
-	return StopResult{PID: r.PID, Method: StopSystemctl, Took: r.Took}, nil
+	return StopResult{PID: r.PID, Method: stopSystemctl, Took: r.Took}, nil
 }
 
 // ReadDropIn reads DropInPath, as SetDropIn writes it: a [Service]
@@ -322,7 +319,7 @@ func parseDropIn(data []byte, path string) (DropIn, error) {
 				d.CPUAffinity = set.IDs()
 			}
 		default:
-			return DropIn{}, fmt.Errorf("tomcatconf: drop-in %s line %d: %q: want [Service], LimitNOFILE= or CPUAffinity= (the file SetDropIn writes)", path, i+1, l)
+			return DropIn{}, fmt.Errorf("tomcatconf: drop-in %s line %d: %q: want LimitNOFILE= or CPUAffinity=", path, i+1, l)
 		}
 	}
 	return d, nil
@@ -331,12 +328,12 @@ func parseDropIn(data []byte, path string) (DropIn, error) {
 // unitStopAll is StopAll's first part under ControlSystemd: the unit is
 // stopped with systemctl; the JVMs left beside it are StopAll's.
 func (in *Instance) unitStopAll(ctx context.Context, timeout time.Duration) ([]StopResult, error) {
-	r, err := in.Unit().Stop(ctx, &UnitOptions{Timeout: timeout})
+	r, err := in.Unit().stop(ctx, &unitOptions{Timeout: timeout})
 	if err != nil {
 		return nil, err
 	}
 	if r.PID == 0 {
 		return nil, nil
 	}
-	return []StopResult{{PID: r.PID, Method: StopSystemctl, Took: r.Took}}, nil
+	return []StopResult{{PID: r.PID, Method: stopSystemctl, Took: r.Took}}, nil
 }

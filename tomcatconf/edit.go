@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -35,33 +33,11 @@ var threadAttrs = map[string]string{
 	"threadPriority":  "threadPriority",
 }
 
-// ParseAttrs parses "name=value,name=value" (as given to -set) into
-// attributes, in order. A value may not contain a comma.
-func ParseAttrs(s string) ([]Attr, error) {
-	var out []Attr
-	for _, kv := range strings.Split(s, ",") {
-		kv = strings.TrimSpace(kv)
-		if kv == "" {
-			continue
-		}
-		name, value, ok := strings.Cut(kv, "=")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" {
-			return nil, fmt.Errorf("tomcatconf: %q: want name=value", kv)
-		}
-		out = append(out, Attr{Name: name, Value: strings.TrimSpace(value)})
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("tomcatconf: %q: want name=value[,name=value...]", s)
-	}
-	return out, nil
-}
-
-// SeedConnectorAttrs returns the Connector attributes the Arm Neoverse
+// ArmGuideConnectorAttrs returns the Connector attributes the Arm Neoverse
 // Tomcat guide sets for a host with `workers` request threads (CPUs - 1):
 // minSpareThreads and maxThreads = workers, maxKeepAliveRequests=500000,
 // maxConnections=100000.
-func SeedConnectorAttrs(workers int) []Attr {
+func ArmGuideConnectorAttrs(workers int) []Attr {
 	w := strconv.Itoa(workers)
 	return []Attr{
 		{Name: "minSpareThreads", Value: w},
@@ -113,8 +89,8 @@ func (c *Config) SetConnector(q ConnectorQuery, attrs []Attr, opts *SetOptions) 
 	for _, a := range attrs {
 		if ename, ok := threadAttrs[a.Name]; ok && exec != nil {
 			if !o.ToExecutor {
-				return nil, fmt.Errorf("%w: %s line %d: Connector %s uses Executor %q (line %d), so Tomcat ignores its %s; set it on the Executor (SetOptions.ToExecutor)",
-					ErrExecutorThreads, c.path, cn.Line, cn.Name(), exec.Name, exec.Line, a.Name)
+				return nil, fmt.Errorf("%w: %s line %d: Connector %s takes %s from Executor %q (line %d); see SetOptions.ToExecutor",
+					ErrExecutorThreads, c.path, cn.Line, cn.Name(), a.Name, exec.Name, exec.Line)
 			}
 			toExec = append(toExec, Attr{Name: ename, Value: a.Value})
 			continue
@@ -122,13 +98,13 @@ func (c *Config) SetConnector(q ConnectorQuery, attrs []Attr, opts *SetOptions) 
 		own = append(own, a)
 	}
 	// Validate everything before touching anything.
-	cnChanges, err := c.plan(ElemConnector, cn.Name(), cn.Line, cn.Attrs, own, o)
+	cnChanges, err := c.plan(elemConnector, cn.Name(), cn.Line, cn.Attrs, own, o)
 	if err != nil {
 		return nil, err
 	}
 	var exChanges []Change
 	if len(toExec) > 0 {
-		if exChanges, err = c.plan(ElemExecutor, exec.Name, exec.Line, exec.Attrs, toExec, o); err != nil {
+		if exChanges, err = c.plan(elemExecutor, exec.Name, exec.Line, exec.Attrs, toExec, o); err != nil {
 			return nil, err
 		}
 	}
@@ -157,7 +133,7 @@ func (c *Config) SetExecutor(service, name string, attrs []Attr, opts *SetOption
 	if err != nil {
 		return nil, err
 	}
-	changes, err := c.plan(ElemExecutor, e.Name, e.Line, e.Attrs, attrs, o)
+	changes, err := c.plan(elemExecutor, e.Name, e.Line, e.Attrs, attrs, o)
 	if err != nil {
 		return nil, err
 	}
@@ -179,8 +155,8 @@ func (c *Config) plan(elem, name string, line int, cur, attrs []Attr, o SetOptio
 		if err := checkXML(a); err != nil {
 			return nil, fmt.Errorf("%w: %s line %d: <%s> %s: %v", ErrInvalidValue, c.path, line, elem, name, err)
 		}
-		if err := Validate(elem, a.Name, a.Value); err != nil {
-			var ae *AttrError
+		if err := validate(elem, a.Name, a.Value); err != nil {
+			var ae *attrError
 			if errors.As(err, &ae) {
 				ae.File, ae.Line = c.path, line
 			}
@@ -193,7 +169,7 @@ func (c *Config) plan(elem, name string, line int, cur, attrs []Attr, o SetOptio
 			continue
 		}
 		if had && placeholder(old) && !o.OverwritePlaceholders {
-			return nil, fmt.Errorf("%w: %s line %d: <%s> %s %s=%q is set from a system property; not overwriting it with %q (SetOptions.OverwritePlaceholders)",
+			return nil, fmt.Errorf("%w: %s line %d: <%s> %s %s=%q; not overwriting it with %q (see SetOptions.OverwritePlaceholders)",
 				ErrPlaceholder, c.path, line, elem, name, a.Name, old, a.Value)
 		}
 		next[a.Name] = a.Value
@@ -259,18 +235,3 @@ func toAttrChanges(cs []Change) []attrChange {
 func (c *Config) snapshot() Config { return *c }
 
 func (c *Config) restore(s Config) { *c = s }
-
-// SortedAttrNames returns the documented attribute names of elem, sorted;
-// for listings and shell completion.
-func SortedAttrNames(elem string) ([]string, error) {
-	m, err := Specs(elem)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(m))
-	for n := range m {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out, nil
-}

@@ -2,6 +2,7 @@ package tomcatconf_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -9,7 +10,7 @@ import (
 	"github.com/nettune/nettune/tomcatconf"
 )
 
-// The guide's edits on a server.xml: 7 workers on the 8080 Connector and
+// The Arm Neoverse Tomcat tuning guide's edits on a server.xml: 7 workers on the 8080 Connector and
 // the access log commented out. Only the edited elements change.
 func ExampleConfig_SetConnector() {
 	src := `<?xml version="1.0" encoding="UTF-8"?>
@@ -33,7 +34,7 @@ func ExampleConfig_SetConnector() {
 		log.Fatal(err)
 	}
 	workers := 8 - 1 // CPUs - 1
-	if _, err := c.SetConnector(tomcatconf.ConnectorQuery{Port: "8080"}, tomcatconf.SeedConnectorAttrs(workers), nil); err != nil {
+	if _, err := c.SetConnector(tomcatconf.ConnectorQuery{Port: "8080"}, tomcatconf.ArmGuideConnectorAttrs(workers), nil); err != nil {
 		log.Fatal(err)
 	}
 	if _, err := c.DisableAccessLog(tomcatconf.AccessLogComment); err != nil {
@@ -64,18 +65,32 @@ func ExampleConfig_SetConnector() {
 	//    </Service>
 }
 
-// A typo in an attribute name is caught with the documented name.
-func ExampleValidate() {
-	fmt.Println(tomcatconf.Validate(tomcatconf.ElemConnector, "maxThread", "7"))
-	fmt.Println(tomcatconf.Validate(tomcatconf.ElemConnector, "maxConnections", "-1"))
-	fmt.Println(tomcatconf.Validate(tomcatconf.ElemAccessLogValve, "requestAttributesEnable", "true"))
+// A typo in an attribute name is caught with the documented name, and
+// nothing changes.
+func ExampleConfig_SetConnector_typo() {
+	c, err := tomcatconf.Parse("conf/server.xml", []byte(`<Server port="-1">
+  <Service name="Catalina">
+    <Connector port="8080" protocol="HTTP/1.1"/>
+  </Service>
+</Server>
+`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	q := tomcatconf.ConnectorQuery{Port: "8080"}
+	_, err = c.SetConnector(q, []tomcatconf.Attr{{Name: "maxThread", Value: "7"}}, nil)
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, tomcatconf.ErrUnknownAttr), c.Changed())
+	_, err = c.SetConnector(q, []tomcatconf.Attr{{Name: "maxConnections", Value: "-1"}}, nil)
+	fmt.Println(err, c.Changed())
 	// Output:
-	// tomcatconf: <Connector> has no attribute "maxThread" in Tomcat 11.0.10's documentation; did you mean "maxThreads"?
-	// <nil>
-	// tomcatconf: <AccessLogValve> has no attribute "requestAttributesEnable" in Tomcat 11.0.10's documentation; did you mean "requestAttributesEnabled"?
+	// tomcatconf: conf/server.xml line 3: <Connector> has no attribute "maxThread" in Tomcat 11.0.10's documentation; did you mean "maxThreads"?
+	// true false
+	// <nil> true
 }
 
-// Sizing maxThreads as the guide does, from a census under load.
+// Sizing maxThreads as the Arm Neoverse Tomcat tuning guide does, from a
+// census under load.
 func ExampleCensus_Recommend() {
 	in, err := tomcatconf.FindInstance("")
 	if err != nil {
@@ -92,7 +107,7 @@ func ExampleCensus_Recommend() {
 	fmt.Println(c.Recommend(0).Reason)
 }
 
-// Starting Debian's Tomcat with the guide's open-files limit and waiting
+// Starting Debian's Tomcat with the Arm guide's open-files limit and waiting
 // until the example servlet answers.
 func ExampleInstance_Start() {
 	in, err := tomcatconf.FindInstance("")

@@ -6,33 +6,34 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
+	"github.com/nettune/nettune/internal/command"
 	"github.com/nettune/nettune/internal/hostfs"
+	"github.com/nettune/nettune/internal/httpready"
+	"github.com/nettune/nettune/internal/procstat"
+	"github.com/nettune/nettune/internal/rlimit"
 )
 
-// Defaults for an Instance.
+// DefaultHome and DefaultBase are where Debian's tomcat10 package puts
+// CATALINA_HOME and CATALINA_BASE.
 const (
-	// DefaultHome and DefaultBase are where Debian's tomcat10 package puts
-	// CATALINA_HOME and CATALINA_BASE.
 	DefaultHome = "/usr/share/tomcat10"
 	DefaultBase = "/var/lib/tomcat10"
-	// DefaultNoFile is the open-files limit the JVM gets (the guide's
-	// ulimit -n 65535).
-	DefaultNoFile = 65535
-	// DefaultReadyTimeout bounds the wait for the JVM to answer; a JVM
+)
+
+const (
+	// defaultReadyTimeout bounds the wait for the JVM to answer; a JVM
 	// starts slowly on a small, shared machine.
-	DefaultReadyTimeout = 90 * time.Second
-	// DefaultStopTimeout bounds each way of stopping before the next.
-	DefaultStopTimeout = 30 * time.Second
+	defaultReadyTimeout = 90 * time.Second
+	// defaultStopTimeout bounds each way of stopping before the next.
+	defaultStopTimeout = 30 * time.Second
 	// execTimeout bounds the wait for a started command to become the
 	// JVM (its command line to hold -Dcatalina.base).
 	execTimeout = 30 * time.Second
@@ -52,7 +53,7 @@ var (
 type Command struct {
 	Path string
 	Args []string // arguments after Path
-	Env  []string // the complete environment
+	Env  []string // the complete environment; nil means this process's
 	Dir  string
 	// As runs the command as this user (its UID, GID and supplementary
 	// groups, which needs root). Default nil: as this process.
@@ -60,34 +61,39 @@ type Command struct {
 }
 
 // String returns the command line, for messages.
-func (c Command) String() string { return strings.Join(append([]string{c.Path}, c.Args...), " ") }
+func (c Command) String() string { return command.Spec{Path: c.Path, Args: c.Args}.String() }
 
-// Runner runs commands; tests and dry runs replace it. Run returns the
-// combined output.
+// Runner runs commands (catalina.sh, systemctl, journalctl, jcmd) and
+// returns their combined output. Tests and dry runs replace it, and so
+// does a caller that reaches another host's systemd (nsenter, ssh). A nil
+// Runner runs the commands on this host.
 type Runner interface {
 	Run(ctx context.Context, cmd Command) ([]byte, error)
 }
 
-// ExecRunner runs commands with os/exec.
-type ExecRunner struct{}
+// execRunner is the nil Runner: it runs commands with internal/command.
+type execRunner struct{}
 
-// Run runs cmd (as cmd.As, when set) and returns its combined output; a
-// failure names the command and includes the output.
-func (ExecRunner) Run(ctx context.Context, c Command) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, c.Path, c.Args...)
-	cmd.Env, cmd.Dir = c.Env, c.Dir
+// Run runs c (as c.As, when set) and returns its combined output; a
+// failure names the command and includes the end of the output.
+func (execRunner) Run(ctx context.Context, c Command) ([]byte, error) {
+	s := command.Spec{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir}
 	if c.As != nil {
 		cred, err := c.As.credential()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c, err)
 		}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		s.Cred = cred
 	}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return out, fmt.Errorf("%s: %w: %s", c, err, bytes.TrimSpace(out))
+	return command.Run(ctx, s)
+}
+
+// runnerOr returns r, or the exec runner when r is nil.
+func runnerOr(r Runner) Runner {
+	if r != nil {
+		return r
 	}
-	return out, nil
+	return execRunner{}
 }
 
 // Instance is one Tomcat installation: the binaries in Home
@@ -127,11 +133,13 @@ type Instance struct {
 	// through Runner, as upstream's startup.sh does, instead of as a held
 	// child. Default false.
 	Daemon  bool
-	PIDFile string   // CATALINA_PID with Daemon; default Base/temp/catalina.pid
-	NoFile  uint64   // open-files limit for the JVM; default DefaultNoFile
-	Env     []string // extra environment (JAVA_OPTS, CATALINA_OPTS, JAVA_HOME), added to the process's
+	PIDFile string // CATALINA_PID with Daemon; default Base/temp/catalina.pid
+	// NoFile is the open-files limit for the JVM. Default 0: 65535, the
+	// Arm Neoverse Tomcat tuning guide's ulimit -n.
+	NoFile uint64
+	Env    []string // extra environment (JAVA_OPTS, CATALINA_OPTS, JAVA_HOME), added to the process's
 	// Runner runs catalina.sh start (Daemon) and catalina.sh stop.
-	// Default: ExecRunner.
+	// Default nil: run them on this host.
 	Runner Runner
 	// Root is the host root holding /proc, where the JVM is looked up.
 	// Default: "" (this host, "/").
@@ -175,26 +183,33 @@ func FindInstance(root string) (*Instance, error) {
 			return nil, fmt.Errorf("%w: no Tomcat instance: %s is missing (set CATALINA_HOME and CATALINA_BASE)", ErrNotFound, p)
 		}
 	}
-	sf, err := ReadServiceFile(root, DefaultService)
-	switch {
-	case errors.Is(err, ErrNotFound):
-	case err != nil:
+	if _, err := in.UseService(DefaultService); err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, err
-	default:
-		if _, err := in.UseService(sf); err != nil {
-			return nil, err
-		}
 	}
 	return in, nil
 }
 
-// UseService sets in up to run as the systemd unit sf runs it — as its
-// User= and Group=, with its environment (Environment=, then the files
-// of EnvironmentFile=, read under in.Root) before in.Env, and its
-// ExecStart= as RunCommand — when the unit's CATALINA_BASE (or, unset,
-// its CATALINA_HOME) is in.Base; it reports whether it did. It reads the
-// environment files only.
-func (in *Instance) UseService(sf *ServiceFile) (bool, error) {
+// UseService sets in up to run as the systemd service unit name (e.g.
+// DefaultService) runs it, when the unit's CATALINA_BASE (or, unset, its
+// CATALINA_HOME) is in.Base: as its User= and Group=, with its
+// environment (Environment=, then the files of EnvironmentFile=) before
+// in.Env, and its ExecStart= as RunCommand. It reports whether it did.
+// The unit is read as systemd finds it under in.Root: the first of
+// /etc/systemd/system, /run/systemd/system, /usr/local/lib/systemd/system,
+// /lib/systemd/system and /usr/lib/systemd/system that holds it, with the
+// drop-ins NAME.d/*.conf of all of them. A missing or masked unit is an
+// error compatible with errors.Is(err, ErrNotFound). It needs read access
+// to the files only.
+func (in *Instance) UseService(name string) (bool, error) {
+	sf, err := readServiceFile(in.Root, name)
+	if err != nil {
+		return false, err
+	}
+	return in.useServiceFile(sf)
+}
+
+// useServiceFile is UseService with the unit already read.
+func (in *Instance) useServiceFile(sf *serviceFile) (bool, error) {
 	host, err := hostRoot(in.Root)
 	if err != nil {
 		return false, err
@@ -234,12 +249,7 @@ func (in *Instance) pidFile() string {
 	return filepath.Join(in.Base, "temp", "catalina.pid")
 }
 
-func (in *Instance) runner() Runner {
-	if in.Runner != nil {
-		return in.Runner
-	}
-	return ExecRunner{}
-}
+func (in *Instance) runner() Runner { return runnerOr(in.Runner) }
 
 // env is the environment of catalina.sh start and stop. CATALINA_PID is
 // set with Daemon only: catalina.sh stop aborts when it names no file.
@@ -279,7 +289,7 @@ type StartOptions struct {
 	// ReadyURL is polled until it answers with a status below 400.
 	// Default: "" (return once the JVM runs).
 	ReadyURL string
-	// ReadyTimeout bounds that wait. Default: DefaultReadyTimeout.
+	// ReadyTimeout bounds that wait. Default: 90 s.
 	ReadyTimeout time.Duration
 }
 
@@ -345,7 +355,7 @@ func (in *Instance) Start(ctx context.Context, opts *StartOptions) (StartResult,
 		o = *opts
 	}
 	if o.ReadyTimeout == 0 {
-		o.ReadyTimeout = DefaultReadyTimeout
+		o.ReadyTimeout = defaultReadyTimeout
 	}
 	c, err := in.control(ctx)
 	if err != nil {
@@ -380,7 +390,7 @@ func (in *Instance) Start(ctx context.Context, opts *StartOptions) (StartResult,
 	}
 	nofile := in.NoFile
 	if nofile == 0 {
-		nofile = DefaultNoFile
+		nofile = rlimit.DefaultNoFile
 	}
 	res := StartResult{User: acct.Name, Log: in.CatalinaOut(), Control: ControlProcess}
 	t0 := time.Now()
@@ -400,7 +410,13 @@ func (in *Instance) Start(ctx context.Context, opts *StartOptions) (StartResult,
 	if o.ReadyURL == "" {
 		return res, nil
 	}
-	if err := in.waitReady(ctx, pid, o.ReadyURL, o.ReadyTimeout); err != nil {
+	alive := func() error {
+		if !in.alive(pid) {
+			return fmt.Errorf("JVM %d exited before %s answered", pid, o.ReadyURL)
+		}
+		return nil
+	}
+	if err := httpready.Wait(ctx, o.ReadyURL, o.ReadyTimeout, alive); err != nil {
 		if serr := in.stopLaunched(pid); serr != nil {
 			err = fmt.Errorf("%w (and stopping it: %v)", err, serr)
 		}
@@ -425,12 +441,12 @@ func (in *Instance) startChild(ctx context.Context, a Account, nofile uint64, re
 	// that user's, then execs the command, which execs the JVM.
 	cmd := exec.Command("/bin/sh", append([]string{"-c", `exec >>"$1" 2>&1 || exit 126; shift; exec "$@"`, "sh", in.CatalinaOut()}, argv...)...)
 	cmd.Dir = in.Base
-	cmd.Env = append(in.runEnv(a), LaunchEnv+"="+filepath.Clean(in.Base))
+	cmd.Env = append(in.runEnv(a), launchEnv+"="+filepath.Clean(in.Base))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: cred}
 	ch := &child{done: make(chan struct{})}
 	cmd.Stderr = &ch.stderr
 	res.Command = fmt.Sprintf("%s (as %s, ulimit -n %d, output >> %s)", strings.Join(argv, " "), a.Name, nofile, in.CatalinaOut())
-	if err := withOpenFiles(nofile, cmd.Start); err != nil {
+	if err := rlimit.WithNoFile(nofile, cmd.Start); err != nil {
 		return 0, fmt.Errorf("start %s: %w", strings.Join(argv, " "), err)
 	}
 	ch.pid = cmd.Process.Pid
@@ -466,17 +482,18 @@ func (in *Instance) startDaemon(ctx context.Context, a Account, nofile uint64, r
 	if err := os.Remove(in.pidFile()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return 0, fmt.Errorf("remove stale %s: %w", in.pidFile(), err)
 	}
+	// The limit is raised in this process around the start, so
+	// catalina.sh and the JVM inherit it.
 	cmd := Command{
-		Path: "/bin/sh",
-		Args: []string{"-c", `ulimit -n "$1" 2>/dev/null || ulimit -n "$(ulimit -H -n)"; exec "$2" start`,
-			"sh", strconv.FormatUint(nofile, 10), in.catalinaSh()},
-		Env: append(in.env(), LaunchEnv+"="+filepath.Clean(in.Base)),
-		Dir: in.Base,
-		As:  &a,
+		Path: in.catalinaSh(),
+		Args: []string{"start"},
+		Env:  append(in.env(), launchEnv+"="+filepath.Clean(in.Base)),
+		Dir:  in.Base,
+		As:   &a,
 	}
-	res.Command = fmt.Sprintf("ulimit -n %d && %s start (as %s)", nofile, in.catalinaSh(), a.Name)
+	res.Command = fmt.Sprintf("%s start (as %s, ulimit -n %d)", in.catalinaSh(), a.Name, nofile)
 	var out []byte
-	err := withOpenFiles(nofile, func() error {
+	err := rlimit.WithNoFile(nofile, func() error {
 		var err error
 		out, err = in.runner().Run(ctx, cmd)
 		return err
@@ -518,41 +535,11 @@ func (in *Instance) stopLaunched(pid int) error {
 		if err := syscall.Kill(target, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 			return fmt.Errorf("tomcatconf: %v to %d: %w", sig, target, err)
 		}
-		if in.waitGone(ctx, pid, DefaultStopTimeout) {
+		if in.waitGone(ctx, pid, defaultStopTimeout) {
 			return nil
 		}
 	}
-	return fmt.Errorf("tomcatconf: process %d still runs %s after SIGKILL", pid, DefaultStopTimeout)
-}
-
-// rlimitMu serialises the changes withOpenFiles makes to this process's
-// limit.
-var rlimitMu sync.Mutex
-
-// withOpenFiles runs start (which starts a child) with this process's
-// RLIMIT_NOFILE raised to n, so the child inherits it from its first
-// instruction, then restores the limit. Soft and hard go to n when the
-// kernel allows (a hard limit above the current one needs
-// CAP_SYS_RESOURCE); else the soft limit goes to min(n, hard).
-func withOpenFiles(n uint64, start func() error) error {
-	rlimitMu.Lock()
-	defer rlimitMu.Unlock()
-	var prev syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &prev); err != nil {
-		return fmt.Errorf("read the open-files limit: %w", err)
-	}
-	want := syscall.Rlimit{Cur: n, Max: max(n, prev.Max)}
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &want); err != nil {
-		want = syscall.Rlimit{Cur: min(n, prev.Max), Max: prev.Max}
-		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &want); err != nil {
-			return fmt.Errorf("set the open-files limit to %d: %w", want.Cur, err)
-		}
-	}
-	err := start()
-	if rerr := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &prev); rerr != nil && err == nil {
-		err = fmt.Errorf("restore this process's open-files limit %d/%d: %w", prev.Cur, prev.Max, rerr)
-	}
-	return err
+	return fmt.Errorf("tomcatconf: process %d still runs %s after SIGKILL", pid, defaultStopTimeout)
 }
 
 // checkPorts returns an error naming the first Connector port of
@@ -629,41 +616,6 @@ func severe(out string, max int) string {
 	return strings.Join(res, "\n")
 }
 
-// waitReady polls url until it answers below 400, the JVM exits, or the
-// timeout passes.
-func (in *Instance) waitReady(ctx context.Context, pid int, url string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	client := &http.Client{Timeout: 5 * time.Second}
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	last := "no answer yet"
-	for {
-		if !in.alive(pid) {
-			return fmt.Errorf("JVM %d exited before %s answered", pid, url)
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return fmt.Errorf("ready URL %q: %w", url, err)
-		}
-		resp, err := client.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode < 400 {
-				return nil
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s did not answer within %s (last: %s)", url, timeout, last)
-		case <-tick.C:
-		}
-	}
-}
-
 // startedPID waits, at most 15 s, for the process catalina.sh start wrote
 // to CATALINA_PID to become this instance's JVM: catalina.sh records the PID
 // of a background shell that only then execs java, so on a loaded machine
@@ -682,8 +634,8 @@ func (in *Instance) startedPID(ctx context.Context, out []byte) (int, error) {
 			return 0, fmt.Errorf("PID %d from %s is not this instance's JVM (it is gone)", p, in.pidFile())
 		case perr != nil:
 			if jvms, err := in.JVMs(); err == nil && len(jvms) > 0 {
-				return 0, fmt.Errorf("catalina.sh start wrote no PID to %s (%v; its output: %s), though JVM %s with -Dcatalina.base=%s started",
-					in.pidFile(), perr, bytes.TrimSpace(out), pidList(jvms), in.Base)
+				return 0, fmt.Errorf("catalina.sh start wrote no PID to %s (%v; output: %s), though JVM %s started",
+					in.pidFile(), perr, bytes.TrimSpace(out), pidList(jvms))
 			}
 		}
 		if time.Now().After(deadline) {
@@ -713,6 +665,8 @@ func (in *Instance) pidFromFile() (int, error) {
 	return pid, nil
 }
 
+// openFilesLimit returns the soft open-files limit of pid from
+// /proc/PID/limits.
 func (in *Instance) openFilesLimit(pid int) (uint64, error) {
 	host, err := hostRoot(in.Root)
 	if err != nil {
@@ -722,25 +676,8 @@ func (in *Instance) openFilesLimit(pid int) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return parseOpenFiles(data)
-}
-
-// parseOpenFiles returns the soft "Max open files" limit from
-// /proc/PID/limits.
-func parseOpenFiles(data []byte) (uint64, error) {
-	for _, l := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(l, "Max open files"); ok {
-			f := strings.Fields(rest)
-			if len(f) == 0 {
-				break
-			}
-			if f[0] == "unlimited" {
-				return ^uint64(0), nil
-			}
-			return strconv.ParseUint(f[0], 10, 64)
-		}
-	}
-	return 0, fmt.Errorf("no \"Max open files\" line")
+	soft, _, err := parseLimitsNoFile(data)
+	return soft, err
 }
 
 // StopAll stops every JVM of Base (JVMs) with Stop, after waiting, up to
@@ -757,7 +694,7 @@ func (in *Instance) StopAll(ctx context.Context, opts *StopOptions) ([]StopResul
 		o = *opts
 	}
 	if o.Timeout == 0 {
-		o.Timeout = DefaultStopTimeout
+		o.Timeout = defaultStopTimeout
 	}
 	c, err := in.control(ctx)
 	if err != nil {
@@ -801,16 +738,16 @@ func (in *Instance) StopAll(ctx context.Context, opts *StopOptions) ([]StopResul
 	return res, nil
 }
 
-// LaunchEnv is the environment variable Start sets, to Base, for the
+// launchEnv is the environment variable Start sets, to Base, for the
 // command it launches. Inherited through the start scripts into the JVM,
 // it marks a launch in /proc/PID/environ before the JVM's command line
 // shows -Dcatalina.base.
-const LaunchEnv = "NETTUNE_CATALINA_BASE"
+const launchEnv = "NETTUNE_CATALINA_BASE"
 
 // Launches lists, by PID, the running processes Start (of this or
 // another program) launched for this instance: those whose environment
-// holds LaunchEnv=Base and whose parent's does not (a JVM's or a script's
-// child is not a launch). Each is the JVM, or a start script that has not
+// holds NETTUNE_CATALINA_BASE=Base, which Start sets, and whose parent's
+// does not (a JVM's or a script's child is not a launch). Each is the JVM, or a start script that has not
 // exec'd it yet. Reading another user's /proc/PID/environ needs root; a
 // process whose environment cannot be read is left out.
 func (in *Instance) Launches() ([]int, error) {
@@ -822,7 +759,7 @@ func (in *Instance) Launches() ([]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tomcatconf: list processes: %w", err)
 	}
-	mark := []byte(LaunchEnv + "=" + filepath.Clean(in.Base))
+	mark := []byte(launchEnv + "=" + filepath.Clean(in.Base))
 	parent := map[int]int{}
 	var marked []int
 	for _, e := range ents {
@@ -868,19 +805,17 @@ func (in *Instance) pendingLaunches() ([]int, error) {
 	return pending, nil
 }
 
-// StopMethod says how Stop stopped the JVM.
-type StopMethod string
-
-// Ways Stop can end the JVM.
+// The ways Stop ends the JVM, as StopResult.Method gives them.
 const (
-	StopShutdownPort StopMethod = "catalina.sh stop" // through the Server's shutdown port
-	StopSIGTERM      StopMethod = "SIGTERM"          // the JVM's shutdown hook stops Tomcat cleanly
-	StopSIGKILL      StopMethod = "SIGKILL"
+	stopShutdownPort = "catalina.sh stop" // through the Server's shutdown port
+	stopSIGTERM      = "SIGTERM"          // the JVM's shutdown hook stops Tomcat cleanly
+	stopSIGKILL      = "SIGKILL"
+	stopSystemctl    = "systemctl stop" // the unit's main process, through systemd
 )
 
 // StopOptions tune Stop. A nil *StopOptions means the defaults.
 type StopOptions struct {
-	// Timeout bounds each way of stopping. Default: DefaultStopTimeout.
+	// Timeout bounds each way of stopping. Default: 30 s.
 	Timeout time.Duration
 	// PID is the JVM to stop, one of JVMs(). Default 0: the instance's
 	// only JVM (PID).
@@ -889,8 +824,10 @@ type StopOptions struct {
 
 // StopResult says how the JVM was stopped.
 type StopResult struct {
-	PID    int
-	Method StopMethod
+	PID int
+	// Method is the way that ended the JVM: "catalina.sh stop" (the
+	// Server's shutdown port), "SIGTERM", "SIGKILL" or "systemctl stop".
+	Method string
 	Took   time.Duration
 }
 
@@ -909,7 +846,7 @@ type StopResult struct {
 // context.WithoutCancel(ctx) to stop a JVM during shutdown).
 //
 // Under ControlSystemd (DetectControl) the unit's main process is stopped
-// with `systemctl stop Service` (StopSystemctl), so systemd does not start
+// with `systemctl stop Service` (Method "systemctl stop"), so systemd does not start
 // it again; a StopOptions.PID that is not the main process is a JVM
 // beside the unit and is stopped as above. A unit that is inactive or
 // failed is ErrNotRunning.
@@ -919,7 +856,7 @@ func (in *Instance) Stop(ctx context.Context, opts *StopOptions) (StopResult, er
 		o = *opts
 	}
 	if o.Timeout == 0 {
-		o.Timeout = DefaultStopTimeout
+		o.Timeout = defaultStopTimeout
 	}
 	c, err := in.control(ctx)
 	if err != nil {
@@ -948,7 +885,7 @@ func (in *Instance) stopProcess(ctx context.Context, o StopOptions) (StopResult,
 		return res, fmt.Errorf("%w: JVM %d exited: %v", ErrNotRunning, pid, err)
 	}
 	t0 := time.Now()
-	done := func(m StopMethod) (StopResult, error) {
+	done := func(m string) (StopResult, error) {
 		res.Method, res.Took = m, time.Since(t0)
 		if p, err := in.pidFromFile(); err == nil && p == pid {
 			if err := os.Remove(in.pidFile()); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -966,14 +903,14 @@ func (in *Instance) stopProcess(ctx context.Context, o StopOptions) (StopResult,
 		_, err := in.runner().Run(cctx, Command{Path: in.catalinaSh(), Args: []string{"stop"}, Env: in.env(), Dir: in.Base, As: as})
 		cancel()
 		if err == nil && in.waitExit(ctx, pid, started, o.Timeout) {
-			return done(StopShutdownPort)
+			return done(stopShutdownPort)
 		}
 	}
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return res, fmt.Errorf("tomcatconf: SIGTERM to JVM %d: %w", pid, err)
 	}
 	if in.waitExit(ctx, pid, started, o.Timeout) {
-		return done(StopSIGTERM)
+		return done(stopSIGTERM)
 	}
 	if ctx.Err() != nil {
 		return res, fmt.Errorf("tomcatconf: stopping JVM %d: sent SIGTERM, stopped waiting: %w", pid, context.Cause(ctx))
@@ -982,7 +919,7 @@ func (in *Instance) stopProcess(ctx context.Context, o StopOptions) (StopResult,
 		return res, fmt.Errorf("tomcatconf: SIGKILL to JVM %d: %w", pid, err)
 	}
 	if in.waitExit(ctx, pid, started, o.Timeout) {
-		return done(StopSIGKILL)
+		return done(stopSIGKILL)
 	}
 	if ctx.Err() != nil {
 		return res, fmt.Errorf("tomcatconf: stopping JVM %d: sent SIGKILL, stopped waiting: %w", pid, context.Cause(ctx))
@@ -1019,28 +956,22 @@ func (in *Instance) waitExit(ctx context.Context, pid int, started uint64, timeo
 	})
 }
 
-// startTime returns field 22 of /proc/PID/stat, the process's start time
-// in clock ticks since boot: with the PID it names one process for good.
+// startTime returns the process's start time in clock ticks after boot
+// (field 22 of /proc/PID/stat): with the PID it names one process for
+// good.
 func (in *Instance) startTime(pid int) (uint64, error) {
 	host, err := hostRoot(in.Root)
 	if err != nil {
 		return 0, err
 	}
-	p := host.Proc(strconv.Itoa(pid), "stat")
-	stat, err := os.ReadFile(p)
+	st, err := procstat.Read(host.Proc(strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("tomcatconf: %w", err)
 	}
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("tomcatconf: %s: no \")\" after the command name", p)
+	if st.StartTime == 0 {
+		return 0, fmt.Errorf("tomcatconf: %s: no start time", host.Proc(strconv.Itoa(pid), "stat"))
 	}
-	// After ")": state is field 3, starttime field 22.
-	f := strings.Fields(string(stat[i+1:]))
-	if len(f) < 20 {
-		return 0, fmt.Errorf("tomcatconf: %s: %d fields after the command name, want 20 or more", p, len(f))
-	}
-	return strconv.ParseUint(f[19], 10, 64)
+	return st.StartTime, nil
 }
 
 // waitGone polls /proc until pid is gone (or a zombie), ctx ends or

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/nettune/nettune/internal/hostfs"
+	"github.com/nettune/nettune/internal/procstat"
 )
 
 // JVM is a running process of an instance: one whose command line holds
@@ -118,12 +119,8 @@ func (in *Instance) exists(pid int) bool {
 	if err != nil {
 		return false
 	}
-	stat, err := os.ReadFile(host.Proc(strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	return i >= 0 && i+2 < len(stat) && stat[i+2] != 'Z' && stat[i+2] != 'X'
+	st, err := procstat.Read(host.Proc(strconv.Itoa(pid), "stat"))
+	return err == nil && st.State != 'Z' && st.State != 'X'
 }
 
 // alive reports whether pid runs (not a zombie) and is this instance's JVM,

@@ -223,11 +223,15 @@ func TestStartDaemonPIDFileUnwritable(t *testing.T) {
 }
 
 // catalina.sh start that writes its PID: the JVM is found and stopped.
+// It inherits the open-files limit Start raised in this process.
 func TestStartDaemon(t *testing.T) {
 	in := standInInstance(t, 0)
 	in.Daemon = true
 	res, err := in.Start(context.Background(), nil)
 	require.NoError(t, err)
+	var hard syscall.Rlimit
+	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &hard))
+	assert.Equal(t, min(uint64(4096), hard.Max), res.NoFile, "NoFile from /proc/PID/limits, without a shell ulimit")
 	data, err := os.ReadFile(filepath.Join(in.Base, "temp", "catalina.pid"))
 	require.NoError(t, err)
 	assert.Equal(t, strconv.Itoa(res.PID)+"\n", string(data))

@@ -7,8 +7,8 @@ import (
 	"github.com/beevik/etree"
 )
 
-// Service is one <Service> with what it holds.
-type Service struct {
+// service is one <Service> with what it holds.
+type service struct {
 	Name       string
 	Line       int // line of the start tag, 1-based
 	Connectors []Connector
@@ -98,12 +98,12 @@ type Valve struct {
 // Attr returns the value of the named attribute and whether it is set.
 func (v Valve) Attr(name string) (string, bool) { return lookup(v.Attrs, name) }
 
-// Services returns every <Service> of the <Server>, with its Connectors,
+// services returns every <Service> of the <Server>, with its Connectors,
 // Executors and Valves.
-func (c *Config) Services() []Service {
-	var out []Service
+func (c *Config) services() []service {
+	var out []service
 	for _, se := range c.doc.Root().SelectElements("Service") {
-		s := Service{Name: se.SelectAttrValue("name", ""), Line: c.line(c.spans[c.index[se]].start)}
+		s := service{Name: se.SelectAttrValue("name", ""), Line: c.line(c.spans[c.index[se]].start)}
 		for _, ee := range se.SelectElements("Executor") {
 			s.Executors = append(s.Executors, Executor{
 				Service: s.Name, Name: ee.SelectAttrValue("name", ""), Attrs: attrsOf(ee),
@@ -159,7 +159,7 @@ func (c *Config) valvesIn(service string, eng *etree.Element) []Valve {
 // Connectors returns every active Connector of every Service, in file order.
 func (c *Config) Connectors() []Connector {
 	var out []Connector
-	for _, s := range c.Services() {
+	for _, s := range c.services() {
 		out = append(out, s.Connectors...)
 	}
 	return out
@@ -168,7 +168,7 @@ func (c *Config) Connectors() []Connector {
 // Executors returns every active Executor of every Service, in file order.
 func (c *Config) Executors() []Executor {
 	var out []Executor
-	for _, s := range c.Services() {
+	for _, s := range c.services() {
 		out = append(out, s.Executors...)
 	}
 	return out
@@ -179,7 +179,7 @@ func (c *Config) Executors() []Executor {
 // class name or its simple name ("AccessLogValve"); "" returns every Valve.
 func (c *Config) Valves(class string) []Valve {
 	var out []Valve
-	for _, s := range c.Services() {
+	for _, s := range c.services() {
 		for _, v := range s.Valves {
 			if classMatches(v.ClassName, class) {
 				out = append(out, v)

@@ -280,3 +280,59 @@ func TestIntegrationTomcatPortTaken(t *testing.T) {
 	assert.Contains(t, err.Error(), fmt.Sprintf("port %d of Connector http-nio-%d", port, port))
 	assert.Empty(t, mustJVMs(t, in))
 }
+
+// TestIntegrationCopyTo copies Debian's installed instance (conf/ is a link
+// to /etc/tomcat10, root:tomcat 0640) into a temporary CATALINA_BASE on
+// another port, and runs the copy as user tomcat, as the unit runs the
+// instance. A failed copy leaves nothing behind.
+func TestIntegrationCopyTo(t *testing.T) {
+	in := packaged(t)
+	tomcat := uidOf(t, "tomcat")
+	parent, err := os.MkdirTemp("", "tomcatconf-copy-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	require.NoError(t, os.Chmod(parent, 0o755))
+
+	_, err = in.CopyTo(context.Background(), filepath.Join(parent, "bad"), tomcatconf.ConnectorQuery{Port: "1"}, freePort(t))
+	require.ErrorIs(t, err, tomcatconf.ErrNotFound, "no Connector on port 1")
+	assert.NoDirExists(t, filepath.Join(parent, "bad"), "a failed copy removes what it made")
+
+	dir := filepath.Join(parent, "base")
+	port := freePort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cp, err := in.CopyTo(ctx, dir, tomcatconf.ConnectorQuery{Port: "8080"}, port)
+	require.NoError(t, err)
+	assert.Equal(t, dir, cp.Base)
+	assert.Equal(t, in.Home, cp.Home)
+	assert.Equal(t, "tomcat", cp.User)
+	assert.Equal(t, tomcatconf.ControlProcess, cp.Control, "no unit runs the copy")
+	for _, d := range []string{".", "conf", "conf/server.xml", "webapps", "logs", "temp", "work"} {
+		fi, err := os.Lstat(filepath.Join(dir, d))
+		require.NoError(t, err, d)
+		assert.Equal(t, tomcat, statUID(fi), "%s belongs to tomcat", d)
+		assert.Equal(t, d == "conf/server.xml", fi.Mode().IsRegular(), "%s: links followed", d)
+	}
+	c, err := tomcatconf.Load(cp.ServerXML())
+	require.NoError(t, err)
+	_, err = c.FindConnector(tomcatconf.ConnectorQuery{Port: strconv.Itoa(port)})
+	require.NoError(t, err, "the copy's Connector is on the new port")
+	orig, err := tomcatconf.Load(in.ServerXML())
+	require.NoError(t, err)
+	_, err = orig.FindConnector(tomcatconf.ConnectorQuery{Port: "8080"})
+	require.NoError(t, err, "the instance's own server.xml is untouched")
+
+	t.Cleanup(func() {
+		if _, err := cp.Stop(context.Background(), nil); err != nil && !errors.Is(err, tomcatconf.ErrNotRunning) {
+			t.Errorf("cleanup: stop the copy: %v", err)
+		}
+		requireNoJVM(t, cp)
+	})
+	res, err := cp.Start(ctx, &tomcatconf.StartOptions{ReadyURL: fmt.Sprintf("http://127.0.0.1:%d%s", port, helloPath)})
+	require.NoError(t, err)
+	t.Logf("started the copy's JVM %d as %s in %s: %s", res.PID, res.User, res.Ready, res.Command)
+	assert.Equal(t, tomcat, procUID(t, res.PID), "the copy runs as user tomcat")
+	assert.Empty(t, mustJVMs(t, in), "the instance itself is not started")
+	_, err = cp.Stop(ctx, nil)
+	require.NoError(t, err)
+}

@@ -51,7 +51,7 @@ func TestSaveUnwritable(t *testing.T) {
 			require.NoError(t, os.WriteFile(p, orig, 0o640))
 			c, err := Load(p)
 			require.NoError(t, err)
-			_, err = c.SetConnector(ConnectorQuery{Port: "8080"}, SeedConnectorAttrs(7), nil)
+			_, err = c.SetConnector(ConnectorQuery{Port: "8080"}, ArmGuideConnectorAttrs(7), nil)
 			require.NoError(t, err)
 			_, err = c.Save(&SaveOptions{NoBackup: true, fs: tt.fs})
 			require.ErrorIs(t, err, tt.target)

@@ -13,8 +13,8 @@ import (
 
 // Sentinel errors, matched with errors.Is.
 var (
-	// ErrSyntax: the file is not well-formed XML, or not a server.xml.
-	ErrSyntax = errors.New("tomcatconf: malformed server.xml")
+	// errSyntax: the file is not well-formed XML, or not a server.xml.
+	errSyntax = errors.New("tomcatconf: malformed server.xml")
 	// ErrNotFound: no element matches (a Connector, Executor or Valve).
 	ErrNotFound = errors.New("tomcatconf: not found")
 	// ErrAmbiguous: a query matches more than one element.
@@ -67,8 +67,8 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse parses data as a server.xml; name is used in error messages and as
-// the path Save writes to. A malformed file returns an error compatible
-// with errors.Is(err, ErrSyntax) that names the file and the line.
+// the path Save writes to. A file that is not well-formed XML with a
+// <Server> root is an error naming the file and the line.
 func Parse(name string, data []byte) (*Config, error) {
 	c := &Config{path: name, orig: bytes.Clone(data)}
 	if err := c.load(bytes.Clone(data)); err != nil {
@@ -79,7 +79,7 @@ func Parse(name string, data []byte) (*Config, error) {
 		if c.doc.Root() != nil {
 			got = "root element <" + c.doc.Root().FullTag() + ">"
 		}
-		return nil, fmt.Errorf("%w: %s: %s, want <Server>", ErrSyntax, name, got)
+		return nil, fmt.Errorf("%w: %s: %s, want <Server>", errSyntax, name, got)
 	}
 	return c, nil
 }
@@ -88,12 +88,12 @@ func Parse(name string, data []byte) (*Config, error) {
 func (c *Config) load(src []byte) error {
 	spans, comments, err := scan(src)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrSyntax, c.path, err)
+		return fmt.Errorf("%w: %s: %v", errSyntax, c.path, err)
 	}
 	doc := etree.NewDocument()
 	doc.ReadSettings.PreserveCData = true
 	if err := doc.ReadFromBytes(src); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrSyntax, c.path, err)
+		return fmt.Errorf("%w: %s: %v", errSyntax, c.path, err)
 	}
 	var elems []*etree.Element
 	var walk func(e *etree.Element)
@@ -107,7 +107,7 @@ func (c *Config) load(src []byte) error {
 		walk(e)
 	}
 	if len(elems) != len(spans) {
-		return fmt.Errorf("%w: %s: etree found %d elements, the scanner %d", ErrSyntax, c.path, len(elems), len(spans))
+		return fmt.Errorf("%w: %s: etree found %d elements, the scanner %d", errSyntax, c.path, len(elems), len(spans))
 	}
 	c.src, c.doc, c.elems, c.spans, c.comments = src, doc, elems, spans, comments
 	c.newlines = c.newlines[:0:0]

@@ -128,7 +128,7 @@ func TestNoOpIsByteIdentical(t *testing.T) {
 }
 
 func TestSetConnectorTouchesOnlyItsElement(t *testing.T) {
-	attrs := tomcatconf.SeedConnectorAttrs(7)
+	attrs := tomcatconf.ArmGuideConnectorAttrs(7)
 	for _, f := range serverXMLs(t) {
 		c0, orig := load(t, f)
 		for _, cn := range c0.Connectors() {
@@ -286,7 +286,7 @@ func TestAccessLogRoundTrip(t *testing.T) {
 	}
 }
 
-func TestEnableAccessLogUncommentsSeedStyle(t *testing.T) {
+func TestEnableAccessLogUncommentsArmGuideStyle(t *testing.T) {
 	// The guide's own comment, inside a Host.
 	src := `<?xml version="1.0" encoding="UTF-8"?>
 <Server port="8005" shutdown="SHUTDOWN">
@@ -307,7 +307,7 @@ func TestEnableAccessLogUncommentsSeedStyle(t *testing.T) {
   </Service>
 </Server>
 `
-	c, err := tomcatconf.Parse("seed.xml", []byte(src))
+	c, err := tomcatconf.Parse("guide.xml", []byte(src))
 	require.NoError(t, err)
 	assert.Empty(t, c.AccessLogValves())
 	n, err := c.EnableAccessLog()
@@ -355,7 +355,7 @@ func TestExecutorThreads(t *testing.T) {
 	assert.Contains(t, err.Error(), `Executor "tomcatThreadPool"`)
 	assert.Equal(t, data, c.Bytes(), "a failed set changes nothing")
 
-	changes, err := c.SetConnector(q, tomcatconf.SeedConnectorAttrs(7), &tomcatconf.SetOptions{ToExecutor: true})
+	changes, err := c.SetConnector(q, tomcatconf.ArmGuideConnectorAttrs(7), &tomcatconf.SetOptions{ToExecutor: true})
 	require.NoError(t, err)
 	require.Len(t, changes, 4)
 	re, err := tomcatconf.Parse(name, c.Bytes())
@@ -469,7 +469,7 @@ func TestSave(t *testing.T) {
 	assert.False(t, res.Changed, "unchanged bytes are not rewritten")
 	assert.Empty(t, res.Backup)
 
-	_, err = c.SetConnector(tomcatconf.ConnectorQuery{Port: "8080"}, tomcatconf.SeedConnectorAttrs(7), nil)
+	_, err = c.SetConnector(tomcatconf.ConnectorQuery{Port: "8080"}, tomcatconf.ArmGuideConnectorAttrs(7), nil)
 	require.NoError(t, err)
 	_, err = c.DisableAccessLog(tomcatconf.AccessLogComment)
 	require.NoError(t, err)
@@ -507,11 +507,11 @@ func TestDiffGolden(t *testing.T) {
 	require.NoError(t, err)
 	c, err := tomcatconf.Parse("conf/server.xml", data)
 	require.NoError(t, err)
-	_, err = c.SetConnector(tomcatconf.ConnectorQuery{Port: "8080"}, tomcatconf.SeedConnectorAttrs(7), nil)
+	_, err = c.SetConnector(tomcatconf.ConnectorQuery{Port: "8080"}, tomcatconf.ArmGuideConnectorAttrs(7), nil)
 	require.NoError(t, err)
 	_, err = c.DisableAccessLog(tomcatconf.AccessLogComment)
 	require.NoError(t, err)
-	golden(t, "upstream-10.1.59-seed.diff", c.Diff())
+	golden(t, "upstream-10.1.59-armguide.diff", c.Diff())
 
 	// The diff applies: patch(1) semantics checked by rebuilding the new
 	// file from the old one and the hunks.
@@ -598,7 +598,7 @@ func TestUnifiedDiffMatchesGNU(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			c, orig := load(t, f)
 			for _, cn := range c.Connectors() {
-				_, err := c.SetConnector(tomcatconf.ConnectorQuery{Service: cn.Service, Name: cn.Name()}, tomcatconf.SeedConnectorAttrs(3), &tomcatconf.SetOptions{OverwritePlaceholders: true})
+				_, err := c.SetConnector(tomcatconf.ConnectorQuery{Service: cn.Service, Name: cn.Name()}, tomcatconf.ArmGuideConnectorAttrs(3), &tomcatconf.SetOptions{OverwritePlaceholders: true})
 				require.NoError(t, err)
 			}
 			_, err := c.DisableAccessLog(tomcatconf.AccessLogRemove)

@@ -19,11 +19,11 @@ const DefaultService = "tomcat10.service"
 // precedence first (systemd.unit(5), "System Unit Search Path").
 var serviceDirs = []string{"etc/systemd/system", "run/systemd/system", "usr/local/lib/systemd/system", "lib/systemd/system", "usr/lib/systemd/system"}
 
-// ServiceFile is what a systemd service unit says about the process it
+// serviceFile is what a systemd service unit says about the process it
 // runs: the account, the environment and the command, from the [Service]
 // section of the unit file and its drop-ins. It is read, not run: Instance
 // uses it to start Tomcat the way the unit does where systemd does not.
-type ServiceFile struct {
+type serviceFile struct {
 	// Name is the unit's name, e.g. "tomcat10.service".
 	Name string
 	// Paths are the files read, the unit file first, then its drop-ins
@@ -35,7 +35,7 @@ type ServiceFile struct {
 	// order; an empty Environment= clears the ones before it.
 	Environment []string
 	// EnvironmentFiles are the EnvironmentFile= entries, in order.
-	EnvironmentFiles []EnvironmentFile
+	EnvironmentFiles []envFile
 	// ExecStart is the last ExecStart= split into words, without its
 	// prefix characters (-@:+!); nil when unset. $VARIABLES are not
 	// expanded.
@@ -45,13 +45,13 @@ type ServiceFile struct {
 }
 
 // EnvironmentFile is one EnvironmentFile= entry.
-type EnvironmentFile struct {
+type envFile struct {
 	Path string
 	// Optional is the "-" prefix: a missing file is not an error.
 	Optional bool
 }
 
-// ReadServiceFile reads the system unit name (e.g. DefaultService) as
+// readServiceFile reads the system unit name (e.g. DefaultService) as
 // systemd would find it under root ("" or "/" for this host): the first
 // of /etc/systemd/system, /run/systemd/system, /usr/local/lib/systemd/system,
 // /lib/systemd/system and /usr/lib/systemd/system that holds it, then the
@@ -60,12 +60,12 @@ type EnvironmentFile struct {
 // unit is an error compatible with errors.Is(err, ErrNotFound); a unit
 // masked by a link to /dev/null or an empty file is ErrNotFound too. It
 // needs read access to the files only.
-func ReadServiceFile(root, name string) (*ServiceFile, error) {
+func readServiceFile(root, name string) (*serviceFile, error) {
 	host, err := hostRoot(root)
 	if err != nil {
 		return nil, err
 	}
-	sf := &ServiceFile{Name: name}
+	sf := &serviceFile{Name: name}
 	var unit string
 	for _, d := range serviceDirs {
 		p := host.Path(d, name)
@@ -115,9 +115,9 @@ func ReadServiceFile(root, name string) (*ServiceFile, error) {
 }
 
 // parseServiceFile parses one unit file's text (r, named file in errors)
-// into a new ServiceFile.
-func parseServiceFile(file string, r io.Reader) (*ServiceFile, error) {
-	sf := &ServiceFile{}
+// into a new serviceFile.
+func parseServiceFile(file string, r io.Reader) (*serviceFile, error) {
+	sf := &serviceFile{}
 	if err := sf.parse(file, r); err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func parseServiceFile(file string, r io.Reader) (*ServiceFile, error) {
 
 // parse applies the [Service] settings of one unit file or drop-in to sf,
 // as systemd applies a drop-in over the unit.
-func (sf *ServiceFile) parse(file string, r io.Reader) error {
+func (sf *serviceFile) parse(file string, r io.Reader) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	section := ""
@@ -179,7 +179,7 @@ func (sf *ServiceFile) parse(file string, r io.Reader) error {
 	return nil
 }
 
-func (sf *ServiceFile) set(key, value string) error {
+func (sf *serviceFile) set(key, value string) error {
 	switch key {
 	case "User":
 		sf.User = value
@@ -208,9 +208,9 @@ func (sf *ServiceFile) set(key, value string) error {
 			sf.EnvironmentFiles = nil
 			return nil
 		}
-		ef := EnvironmentFile{Path: value}
+		ef := envFile{Path: value}
 		if p, ok := strings.CutPrefix(value, "-"); ok {
-			ef = EnvironmentFile{Path: p, Optional: true}
+			ef = envFile{Path: p, Optional: true}
 		}
 		if !filepath.IsAbs(ef.Path) {
 			return fmt.Errorf("%q: want an absolute path", value)
@@ -237,7 +237,7 @@ func (sf *ServiceFile) set(key, value string) error {
 // then the assignments of each EnvironmentFile= (which override it, as in
 // systemd), read under root ("" or "/" for this host). A missing file
 // without the "-" prefix is an error.
-func (sf *ServiceFile) Env(root string) ([]string, error) {
+func (sf *serviceFile) Env(root string) ([]string, error) {
 	host, err := hostRoot(root)
 	if err != nil {
 		return nil, err
@@ -261,7 +261,7 @@ func (sf *ServiceFile) Env(root string) ([]string, error) {
 }
 
 // Get returns the value of Environment= variable key, and whether it is set.
-func (sf *ServiceFile) Get(key string) (string, bool) {
+func (sf *serviceFile) Get(key string) (string, bool) {
 	v, ok := "", false
 	for _, kv := range sf.Environment {
 		if k, val, _ := strings.Cut(kv, "="); k == key {

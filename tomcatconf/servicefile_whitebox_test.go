@@ -38,7 +38,7 @@ func TestParseServiceFileDebian(t *testing.T) {
 
 // The installed unit, when the package is there, reads as the copy does.
 func TestReadServiceFileInstalled(t *testing.T) {
-	sf, err := ReadServiceFile("", DefaultService)
+	sf, err := readServiceFile("", DefaultService)
 	if err != nil {
 		require.ErrorIs(t, err, ErrNotFound)
 		t.Skipf("skipped: %v", err)
@@ -72,7 +72,7 @@ func TestReadServiceFileDropIns(t *testing.T) {
 	write(t, filepath.Join(root, "etc/systemd/system/tomcat10.service.d/10-user.conf"),
 		"# local account\n[Service]\nUser=tc\nEnvironmentFile=-/etc/default/nope\nEnvironmentFile=/etc/default/tc\n")
 	write(t, filepath.Join(root, "etc/default/tc"), "# comment\nJAVA_HOME=\"/opt/jdk 21\"\n; other\nX=y\n")
-	sf, err := ReadServiceFile(root, DefaultService)
+	sf, err := readServiceFile(root, DefaultService)
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		filepath.Join(root, "lib/systemd/system/tomcat10.service"),
@@ -81,7 +81,7 @@ func TestReadServiceFileDropIns(t *testing.T) {
 	}, sf.Paths)
 	assert.Equal(t, "tc", sf.User)
 	assert.Equal(t, "tomcat", sf.Group)
-	assert.Equal(t, []EnvironmentFile{{Path: "/etc/default/nope", Optional: true}, {Path: "/etc/default/tc"}}, sf.EnvironmentFiles)
+	assert.Equal(t, []envFile{{Path: "/etc/default/nope", Optional: true}, {Path: "/etc/default/tc"}}, sf.EnvironmentFiles)
 	env, err := sf.Env(root)
 	require.NoError(t, err)
 	assert.Equal(t, []string{
@@ -97,7 +97,7 @@ func TestReadServiceFileDropIns(t *testing.T) {
 
 	// UseService applies to the unit's CATALINA_BASE only.
 	in := &Instance{Home: filepath.Join(root, DefaultHome), Base: filepath.Join(root, DefaultBase), Root: root, Env: []string{"MINE=1"}}
-	ok, err := in.UseService(sf)
+	ok, err := in.useServiceFile(sf)
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, "tc", in.User)
@@ -105,7 +105,7 @@ func TestReadServiceFileDropIns(t *testing.T) {
 	assert.Equal(t, []string{"/bin/sh", "/usr/libexec/tomcat10/tomcat-start.sh"}, in.RunCommand)
 	assert.Equal(t, "MINE=1", in.Env[len(in.Env)-1], "the instance's own environment comes last")
 	other := &Instance{Home: DefaultHome, Base: t.TempDir(), Root: root}
-	ok, err = other.UseService(sf)
+	ok, err = other.useServiceFile(sf)
 	require.NoError(t, err)
 	assert.False(t, ok)
 	assert.Empty(t, other.User)
@@ -118,7 +118,7 @@ func TestReadServiceFileDropIns(t *testing.T) {
 
 	// A whole unit in /etc overrides /lib's.
 	write(t, filepath.Join(root, "etc/systemd/system", DefaultService), "[Service]\nUser=override\nExecStart=!!/usr/bin/env run\n")
-	sf, err = ReadServiceFile(root, DefaultService)
+	sf, err = readServiceFile(root, DefaultService)
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(root, "etc/systemd/system", DefaultService), sf.Paths[0])
 	assert.Equal(t, "tc", sf.User, "the drop-ins still apply")
@@ -128,12 +128,12 @@ func TestReadServiceFileDropIns(t *testing.T) {
 
 func TestReadServiceFileMissingOrMasked(t *testing.T) {
 	root := t.TempDir()
-	_, err := ReadServiceFile(root, DefaultService)
+	_, err := readServiceFile(root, DefaultService)
 	require.ErrorIs(t, err, ErrNotFound)
 	root = unitRoot(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "etc/systemd/system"), 0o755))
 	require.NoError(t, os.Symlink(os.DevNull, filepath.Join(root, "etc/systemd/system", DefaultService)))
-	_, err = ReadServiceFile(root, DefaultService)
+	_, err = readServiceFile(root, DefaultService)
 	require.ErrorIs(t, err, ErrNotFound)
 	assert.Contains(t, err.Error(), "masked")
 }
@@ -164,7 +164,7 @@ func TestParseServiceFileErrors(t *testing.T) {
 }
 
 // renderService writes sf as a unit file whose parse gives sf again.
-func renderService(sf *ServiceFile) string {
+func renderService(sf *serviceFile) string {
 	var b strings.Builder
 	b.WriteString("[Service]\n")
 	for _, kv := range []struct{ k, v string }{{"User", sf.User}, {"Group", sf.Group}, {"WorkingDirectory", sf.WorkingDirectory}} {
@@ -196,7 +196,7 @@ func renderService(sf *ServiceFile) string {
 	return b.String()
 }
 
-func sameService(a, b *ServiceFile) bool {
+func sameService(a, b *serviceFile) bool {
 	eq := func(x, y []string) bool {
 		return strings.Join(x, "\x00") == strings.Join(y, "\x00") && len(x) == len(y)
 	}

@@ -53,5 +53,5 @@ func TestWaitExitUntilGone(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	require.NoError(t, os.WriteFile(filepath.Join(procDir, "stat"), []byte("4242 (java S 1\n"), 0o644))
 	_, err = in.startTime(4242)
-	assert.ErrorContains(t, err, "no \")\" after the command name")
+	assert.ErrorContains(t, err, `want "pid (comm) state ..."`, "no \")\" after the command name")
 }

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
+
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,34 +17,34 @@ import (
 	"github.com/nettune/nettune/internal/atomicfile"
 	"github.com/nettune/nettune/internal/cpuset"
 	"github.com/nettune/nettune/internal/hostfs"
+	"github.com/nettune/nettune/internal/httpready"
 )
 
-// Defaults for a Unit.
 const (
-	// DefaultUnit is the service Debian's tomcat10 package installs.
-	DefaultUnit = "tomcat10.service"
-	// DefaultDropIn is the name of the runtime drop-in SetDropIn writes in
+	// dropInName is the name of the runtime drop-in SetDropIn writes in
 	// /run/systemd/system/UNIT.d/.
-	DefaultDropIn = "nettune.conf"
-	// DefaultUnitTimeout bounds each wait of Start, Stop and Restart.
-	DefaultUnitTimeout = 90 * time.Second
+	dropInName = "nettune.conf"
+	// defaultUnitTimeout bounds each wait of start, stop and restart.
+	defaultUnitTimeout = 90 * time.Second
 )
 
 // ErrNoSystemd: systemd is not the init system under the Unit's root.
 var ErrNoSystemd = errors.New("tomcatconf: systemd is not running")
 
-// Unit is a Tomcat run by systemd as a service unit (Debian's
-// tomcat10.service): started, stopped and restarted with systemctl, so
-// systemd keeps tracking the JVM, and tuned with a runtime drop-in. The
-// zero value is Debian's unit on this host.
+// Unit is the systemd service unit that runs a Tomcat (Debian's
+// tomcat10.service): its state from systemctl, its journal, and the
+// runtime drop-in that tunes it (LimitNOFILE=, CPUAffinity=). An
+// Instance under ControlSystemd starts, stops and restarts it. The zero
+// value is Debian's unit on this host.
 type Unit struct {
-	// Name is the unit. Default: DefaultUnit.
+	// Name is the unit. Default: DefaultService.
 	Name string
 	// Root is the host root holding /run and /proc ("" is this host,
 	// "/"); systemctl and journalctl still run through Runner, which must
 	// reach the systemd of that root.
 	Root string
-	// Runner runs systemctl and journalctl. Default: ExecRunner.
+	// Runner runs systemctl and journalctl. Default nil: run them on
+	// this host.
 	Runner Runner
 }
 
@@ -52,15 +52,10 @@ func (u *Unit) name() string {
 	if u.Name != "" {
 		return u.Name
 	}
-	return DefaultUnit
+	return DefaultService
 }
 
-func (u *Unit) runner() Runner {
-	if u.Runner != nil {
-		return u.Runner
-	}
-	return ExecRunner{}
-}
+func (u *Unit) runner() Runner { return runnerOr(u.Runner) }
 
 func (u *Unit) root() (hostfs.Root, error) {
 	if u.Root == "" || u.Root == hostfs.DefaultRoot {
@@ -73,10 +68,10 @@ func (u *Unit) root() (hostfs.Root, error) {
 	return r, nil
 }
 
-// SystemdBooted reports whether systemd is the init system under root (""
+// systemdBooted reports whether systemd is the init system under root (""
 // is this host), as sd_booted(3) decides: ROOT/run/systemd/system is a
 // directory. It needs no privileges.
-func SystemdBooted(root string) bool {
+func systemdBooted(root string) bool {
 	u := Unit{Root: root}
 	r, err := u.root()
 	if err != nil {
@@ -117,7 +112,7 @@ var showProps = "LoadState,ActiveState,SubState,UnitFileState,Result,MainPID"
 // UnitFileState,Result,MainPID`. It needs no privileges; without systemd
 // the error is compatible with errors.Is(err, ErrNoSystemd).
 func (u *Unit) State(ctx context.Context) (UnitState, error) {
-	if !SystemdBooted(u.Root) {
+	if !systemdBooted(u.Root) {
 		return UnitState{}, u.noSystemd()
 	}
 	out, err := u.systemctl(ctx, "show", u.name(), "-p", showProps, "--no-pager")
@@ -193,9 +188,9 @@ func (u *Unit) MainPID(ctx context.Context) (int, error) {
 	return st.MainPID, nil
 }
 
-// UnitOptions tune Start and Restart. A nil *UnitOptions means the
+// unitOptions tune start and stop. A nil *unitOptions means the
 // defaults.
-type UnitOptions struct {
+type unitOptions struct {
 	// ReadyURL is polled until it answers with a status below 400.
 	// Default: "" (return once systemd reports the unit active with a
 	// main process; Type=simple units such as tomcat10 are active as
@@ -203,56 +198,47 @@ type UnitOptions struct {
 	// before Tomcat listens).
 	ReadyURL string
 	// Timeout bounds the systemctl call and each wait. Default:
-	// DefaultUnitTimeout.
+	// defaultUnitTimeout.
 	Timeout time.Duration
 }
 
-// ProcessLimits is what a process actually got, read from
+// processLimits is what a process actually got, read from
 // /proc/PID/limits and /proc/PID/status.
-type ProcessLimits struct {
+type processLimits struct {
 	PID        int
 	NoFileSoft uint64 // "Max open files" soft limit; math.MaxUint64 for unlimited
 	NoFileHard uint64 // and hard limit
 	CPUs       []int  // Cpus_allowed_list, in ascending order
 }
 
-// UnitStartResult says what Start or Restart did.
-type UnitStartResult struct {
+// unitStartResult says what start did.
+type unitStartResult struct {
 	PID         int           // the new main process
-	PreviousPID int           // Restart: the main process before; 0 when none ran
-	Limits      ProcessLimits // what the new main process got
+	PreviousPID int           // restart: the main process before; 0 when none ran
+	Limits      processLimits // what the new main process got
 	Took        time.Duration // from the systemctl call until active (and ReadyURL answered)
 }
 
-// Start runs `systemctl start UNIT` and waits (at most Timeout each) until
-// systemd reports the unit active with a main process and, with a
-// ReadyURL, until that answers; a unit already active keeps its main
-// process, which the result reports. It then reads the main process's limits
-// from ROOT/proc/PID/limits and ROOT/proc/PID/status. A unit that fails —
+// start runs `systemctl VERB UNIT` (start or restart; systemd stops the
+// old main process, then starts a new one) and waits (at most Timeout
+// each) until systemd reports the unit active with a main process (for
+// restart, another than before) and, with a ReadyURL, until that answers;
+// a unit already active keeps its main process, which the result
+// reports. It then reads the main process's limits from
+// ROOT/proc/PID/limits and ROOT/proc/PID/status. A unit that fails —
 // systemctl fails, the unit leaves the active state, or the wait times
 // out — gives an error compatible with errors.Is(err, ErrStart) holding
 // the unit's state and the last 20 lines of `journalctl -u UNIT`. It needs
 // root (or polkit's permission to manage the unit).
-func (u *Unit) Start(ctx context.Context, opts *UnitOptions) (UnitStartResult, error) {
-	return u.start(ctx, "start", opts)
-}
-
-// Restart runs `systemctl restart UNIT` (systemd stops the old main
-// process, then starts a new one) and waits as Start does, also until the
-// main PID differs from the one before. Errors and privileges are Start's.
-func (u *Unit) Restart(ctx context.Context, opts *UnitOptions) (UnitStartResult, error) {
-	return u.start(ctx, "restart", opts)
-}
-
-func (u *Unit) start(ctx context.Context, verb string, opts *UnitOptions) (UnitStartResult, error) {
-	var o UnitOptions
+func (u *Unit) start(ctx context.Context, verb string, opts *unitOptions) (unitStartResult, error) {
+	var o unitOptions
 	if opts != nil {
 		o = *opts
 	}
 	if o.Timeout == 0 {
-		o.Timeout = DefaultUnitTimeout
+		o.Timeout = defaultUnitTimeout
 	}
-	var res UnitStartResult
+	var res unitStartResult
 	before, err := u.State(ctx)
 	if err != nil {
 		return res, err
@@ -278,7 +264,7 @@ func (u *Unit) start(ctx context.Context, verb string, opts *UnitOptions) (UnitS
 		}
 	}
 	res.Took = time.Since(t0)
-	lim, err := u.ProcessLimits(res.PID)
+	lim, err := u.limits(res.PID)
 	if err != nil {
 		return res, err
 	}
@@ -315,38 +301,16 @@ func (u *Unit) waitActive(ctx context.Context, old int, timeout time.Duration) (
 // waitReady polls url until it answers below 400, the unit's main process
 // changes or the unit leaves the active state, or timeout passes.
 func (u *Unit) waitReady(ctx context.Context, pid int, url string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	client := &http.Client{Timeout: 5 * time.Second}
-	last := "no answer yet"
-	for {
+	return httpready.Wait(ctx, url, timeout, func() error {
 		st, err := u.State(ctx)
 		if err != nil {
 			return err
 		}
 		if !st.Active() || st.MainPID != pid {
-			return fmt.Errorf("%s stopped before %s answered (main process was %d; last try: %s)", u.name(), url, pid, last)
+			return fmt.Errorf("%s stopped before %s answered (main process was %d)", u.name(), url, pid)
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return fmt.Errorf("ready URL %q: %w", url, err)
-		}
-		resp, err := client.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode < 400 {
-				return nil
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s did not answer within %s (last: %s)", url, timeout, last)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+		return nil
+	})
 }
 
 // startError wraps err in ErrStart with the unit's state and the last
@@ -378,30 +342,30 @@ func (u *Unit) Journal(ctx context.Context, n int) ([]byte, error) {
 	return out, nil
 }
 
-// UnitStopResult says what Stop did.
-type UnitStopResult struct {
+// unitStopResult says what stop did.
+type unitStopResult struct {
 	PID  int // the main process that was stopped; 0 when none ran
 	Took time.Duration
 }
 
-// Stop runs `systemctl stop UNIT` (systemd sends SIGTERM to the unit's
+// stop runs `systemctl stop UNIT` (systemd sends SIGTERM to the unit's
 // processes, then SIGKILL after its TimeoutStopSec) and waits, at most
 // Timeout, until the unit is inactive or failed and the old main process
 // is gone from ROOT/proc. Stopping a stopped unit is not an error. It
 // needs root (or polkit's permission to manage the unit).
-func (u *Unit) Stop(ctx context.Context, opts *UnitOptions) (UnitStopResult, error) {
-	var o UnitOptions
+func (u *Unit) stop(ctx context.Context, opts *unitOptions) (unitStopResult, error) {
+	var o unitOptions
 	if opts != nil {
 		o = *opts
 	}
 	if o.Timeout == 0 {
-		o.Timeout = DefaultUnitTimeout
+		o.Timeout = defaultUnitTimeout
 	}
 	before, err := u.State(ctx)
 	if err != nil {
-		return UnitStopResult{}, err
+		return unitStopResult{}, err
 	}
-	res := UnitStopResult{PID: before.MainPID}
+	res := unitStopResult{PID: before.MainPID}
 	t0 := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
@@ -427,15 +391,15 @@ func (u *Unit) Stop(ctx context.Context, opts *UnitOptions) (UnitStopResult, err
 	}
 }
 
-// ProcessLimits reads what process pid got: ROOT/proc/PID/limits ("Max
+// processLimits reads what process pid got: ROOT/proc/PID/limits ("Max
 // open files") and ROOT/proc/PID/status (Cpus_allowed_list). Any user may
 // read them.
-func (u *Unit) ProcessLimits(pid int) (ProcessLimits, error) {
+func (u *Unit) limits(pid int) (processLimits, error) {
 	r, err := u.root()
 	if err != nil {
-		return ProcessLimits{}, err
+		return processLimits{}, err
 	}
-	res := ProcessLimits{PID: pid}
+	res := processLimits{PID: pid}
 	p := r.Proc(strconv.Itoa(pid), "limits")
 	data, err := hostfs.ReadFile(p)
 	if err != nil {
@@ -508,7 +472,7 @@ func parseStatusCPUs(data []byte, path string) ([]int, error) {
 // PID 1, from ROOT/proc/1/limits: systemd cannot give a service more.
 // Any user may read it.
 func (u *Unit) ManagerNoFile() (uint64, error) {
-	lim, err := u.ProcessLimits(1)
+	lim, err := u.limits(1)
 	if err != nil {
 		return 0, err
 	}
@@ -576,7 +540,7 @@ func (u *Unit) DropInPath() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return r.Path("run", "systemd", "system", u.name()+".d", DefaultDropIn), nil
+	return r.Path("run", "systemd", "system", u.name()+".d", dropInName), nil
 }
 
 // SetDropIn writes the runtime drop-in DropInPath (gone at the next boot)
@@ -588,7 +552,7 @@ func (u *Unit) DropInPath() (string, error) {
 // needs root.
 func (u *Unit) SetDropIn(ctx context.Context, d DropIn) (DropInResult, error) {
 	res := DropInResult{Requested: d, Written: d}
-	if !SystemdBooted(u.Root) {
+	if !systemdBooted(u.Root) {
 		return res, u.noSystemd()
 	}
 	p, err := u.DropInPath()
@@ -640,7 +604,7 @@ func (res *DropInResult) readPrevious() error {
 // (Changed is false). It needs root.
 func (u *Unit) RemoveDropIn(ctx context.Context) (DropInResult, error) {
 	var res DropInResult
-	if !SystemdBooted(u.Root) {
+	if !systemdBooted(u.Root) {
 		return res, u.noSystemd()
 	}
 	p, err := u.DropInPath()

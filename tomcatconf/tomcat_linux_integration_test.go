@@ -127,7 +127,7 @@ func TestIntegrationTomcat(t *testing.T) {
 	c, err = tomcatconf.Load(in.ServerXML())
 	require.NoError(t, err)
 	q := tomcatconf.ConnectorQuery{Port: strconv.Itoa(port)}
-	_, err = c.SetConnector(q, tomcatconf.SeedConnectorAttrs(workers), nil)
+	_, err = c.SetConnector(q, tomcatconf.ArmGuideConnectorAttrs(workers), nil)
 	require.NoError(t, err)
 	_, err = c.DisableAccessLog(tomcatconf.AccessLogComment)
 	require.NoError(t, err)

@@ -172,11 +172,7 @@ func (s *study) findTomcat() error {
 	}
 	if o.home != "" || o.base != "" {
 		// Debian's unit runs the base named by flags too.
-		sf, err := tomcatconf.ReadServiceFile(o.root, tomcatconf.DefaultService)
-		if err == nil {
-			_, err = s.inst.UseService(sf)
-		}
-		if err != nil && !errors.Is(err, tomcatconf.ErrNotFound) {
+		if _, err := s.inst.UseService(tomcatconf.DefaultService); err != nil && !errors.Is(err, tomcatconf.ErrNotFound) {
 			return err
 		}
 	}

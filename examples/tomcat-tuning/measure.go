@@ -13,12 +13,12 @@ import (
 	"math"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/nettune/nettune/internal/cpuset"
 	"github.com/nettune/nettune/internal/httpready"
 	"github.com/nettune/nettune/internal/rlimit"
 	"github.com/nettune/nettune/loadgen"
@@ -110,10 +110,6 @@ func (s *study) baselineTarget(ctx context.Context) (string, func(), error) {
 // command and environment): never as root where the instance runs as
 // another user.
 func (s *study) tempTomcat(ctx context.Context) (string, func(), error) {
-	acct, err := s.inst.Account()
-	if err != nil {
-		return "", nil, err
-	}
 	dir, err := os.MkdirTemp("", "tomcat-tuning-base-")
 	if err != nil {
 		return "", nil, err
@@ -122,38 +118,14 @@ func (s *study) tempTomcat(ctx context.Context) (string, func(), error) {
 		os.RemoveAll(dir)
 		return "", nil, err
 	}
-	for _, d := range []string{"logs", "temp", "work"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return fail(err)
-		}
-	}
-	for _, d := range []string{"conf", "webapps"} {
-		if out, err := exec.CommandContext(ctx, "cp", "-rL", filepath.Join(s.inst.Base, d), dir).CombinedOutput(); err != nil {
-			return fail(fmt.Errorf("copy %s: %v: %s", d, err, bytes.TrimSpace(out)))
-		}
-	}
 	port, err := freePort()
 	if err != nil {
 		return fail(err)
 	}
-	xml := filepath.Join(dir, "conf", "server.xml")
-	cfg, err := tomcatconf.Load(xml)
+	in, err := s.inst.CopyTo(ctx, dir, s.connQuery, port)
 	if err != nil {
 		return fail(err)
 	}
-	if _, err := cfg.SetConnector(s.connQuery, []tomcatconf.Attr{{Name: "port", Value: strconv.Itoa(port)}}, nil); err != nil {
-		return fail(err)
-	}
-	if _, err := cfg.Save(nil); err != nil {
-		return fail(err)
-	}
-	if int(acct.UID) != os.Geteuid() {
-		if err := chownTree(dir, int(acct.UID), int(acct.GID)); err != nil {
-			return fail(fmt.Errorf("give the temporary copy to %s: %w", acct.Name, err))
-		}
-	}
-	in := &tomcatconf.Instance{Home: s.inst.Home, Base: dir, User: acct.Name, Group: s.inst.Group,
-		RunCommand: s.inst.RunCommand, Env: s.inst.Env}
 	u := fmt.Sprintf("http://127.0.0.1:%d%s", port, loadgen.HelloWorldPath)
 	res, err := in.Start(ctx, &tomcatconf.StartOptions{ReadyURL: u})
 	if err != nil {
@@ -166,17 +138,6 @@ func (s *study) tempTomcat(ctx context.Context) (string, func(), error) {
 		}
 		os.RemoveAll(dir)
 	}, nil
-}
-
-// chownTree gives dir and everything under it to uid:gid (links
-// themselves, not their targets).
-func chownTree(dir string, uid, gid int) error {
-	return filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, uid, gid)
-	})
 }
 
 func freePort() (int, error) {
@@ -611,7 +572,7 @@ func (s *study) census(ctx context.Context) (tomcatconf.Recommendation, error) {
 	if err != nil {
 		return tomcatconf.Recommendation{}, err
 	}
-	fmt.Fprintf(s.w, "thread census of JVM %d over %s under load (CPUs %s):\n", pid, interval, c.CPUs)
+	fmt.Fprintf(s.w, "thread census of JVM %d over %s under load (CPUs %s):\n", pid, interval, cpuset.Of(c.CPUs...))
 	fmt.Fprintf(s.w, "   %-28s %-10s %7s %6s\n", "pool", "kind", "threads", "load")
 	for _, p := range c.Pools {
 		fmt.Fprintf(s.w, "   %-28s %-10s %7d %6.2f\n", p.Pool, p.Kind, p.Threads, p.Load)

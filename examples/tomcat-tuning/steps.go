@@ -286,7 +286,7 @@ func (s *study) prepareThreads(ctx context.Context) (*tuning.Change, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := cfg.SetConnector(s.connQuery, tomcatconf.SeedConnectorAttrs(workers), &tomcatconf.SetOptions{ToExecutor: true}); err != nil {
+		if _, err := cfg.SetConnector(s.connQuery, tomcatconf.ArmGuideConnectorAttrs(workers), &tomcatconf.SetOptions{ToExecutor: true}); err != nil {
 			return nil, err
 		}
 		return cfg.Bytes(), nil

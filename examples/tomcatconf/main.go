@@ -17,8 +17,10 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
+	"github.com/nettune/nettune/internal/cpuset"
 	"github.com/nettune/nettune/tomcatconf"
 )
 
@@ -69,7 +71,7 @@ func run(file, port, service, set, accessLog, mode string, toExecutor, overwrite
 		fmt.Printf("valve     %s host=%s line=%d\n", v.ClassName, v.Host, v.Line)
 	}
 	if set != "" {
-		attrs, err := tomcatconf.ParseAttrs(set)
+		attrs, err := parseAttrs(set)
 		if err != nil {
 			return err
 		}
@@ -82,8 +84,8 @@ func run(file, port, service, set, accessLog, mode string, toExecutor, overwrite
 	switch accessLog {
 	case "":
 	case "off":
-		m, err := tomcatconf.ParseAccessLogMode(mode)
-		if err != nil {
+		var m tomcatconf.AccessLogMode
+		if err := m.UnmarshalText([]byte(mode)); err != nil {
 			return err
 		}
 		if _, err := c.DisableAccessLog(m); err != nil {
@@ -123,10 +125,32 @@ func takeCensus(in *tomcatconf.Instance, interval time.Duration) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("JVM %d, %d threads over %s, CPUs %s\n", pid, len(c.Threads), c.Interval.Round(time.Millisecond), c.CPUs)
+	fmt.Printf("JVM %d, %d threads over %s, CPUs %s\n", pid, len(c.Threads), c.Interval.Round(time.Millisecond), cpuset.Of(c.CPUs...))
 	for _, p := range c.Pools {
 		fmt.Printf("%-24s %-9s threads=%-3d cpu=%-8s load=%.2f\n", p.Pool, p.Kind, p.Threads, p.CPU, p.Load)
 	}
 	fmt.Println(c.Recommend(0).Reason)
 	return nil
+}
+
+// parseAttrs parses -set's "name=value,name=value" into attributes, in
+// order. A value may not contain a comma.
+func parseAttrs(s string) ([]tomcatconf.Attr, error) {
+	var out []tomcatconf.Attr
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(kv, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, fmt.Errorf("-set %q: want name=value", kv)
+		}
+		out = append(out, tomcatconf.Attr{Name: name, Value: strings.TrimSpace(value)})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("-set %q: want name=value[,name=value...]", s)
+	}
+	return out, nil
 }
