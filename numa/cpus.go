@@ -1,10 +1,6 @@
 package numa
 
-import (
-	"fmt"
-
-	"github.com/nettune/nettune/internal/cpuset"
-)
+import "github.com/nettune/nettune/internal/cpuset"
 
 // CPUSet is an immutable set of CPU ids. String prints it in the kernel's
 // cpulist form ("0-7,96-103"), Lscpu as lscpu does ("0,1,8-15") and Spaced
@@ -17,13 +13,7 @@ type CPUSet = cpuset.Set
 // (the form of nodeN/cpulist, local_cpulist and Cpus_allowed_list);
 // surrounding white space and a trailing newline are ignored. A malformed
 // list or a negative id is an error naming the text and the expected form.
-func ParseCPUList(s string) (CPUSet, error) {
-	set, err := cpuset.Parse(s)
-	if err != nil {
-		return CPUSet{}, fmt.Errorf("numa: %w", err)
-	}
-	return set, nil
-}
+func ParseCPUList(s string) (CPUSet, error) { return cpuset.ParseFor("numa", s) }
 
 // CPUs returns the set holding ids. It panics on a negative id, which is a
 // programming error.

@@ -19,13 +19,7 @@ type CPUSet = cpuset.Set
 // "0,2,4", "" (the empty set); surrounding white space and a trailing
 // newline are ignored. A malformed list or a negative id is an error
 // naming the text and the expected form.
-func ParseCPUList(s string) (CPUSet, error) {
-	set, err := cpuset.Parse(s)
-	if err != nil {
-		return CPUSet{}, fmt.Errorf("tuning: %w", err)
-	}
-	return set, nil
-}
+func ParseCPUList(s string) (CPUSet, error) { return cpuset.ParseFor("tuning", s) }
 
 // Errors callers branch on with errors.Is.
 var (

@@ -74,6 +74,16 @@ func Range(lo, hi int) Set {
 // "0-15:2/4" (use 2 of every 4) is accepted too.
 func Parse(s string) (Set, error) { return ParseNamed(s, "") }
 
+// ParseFor is Parse for a public package's ParseCPUList: its error starts
+// with pkg ("numa: cpuset: invalid cpu list ...").
+func ParseFor(pkg, s string) (Set, error) {
+	set, err := Parse(s)
+	if err != nil {
+		return Set{}, fmt.Errorf("%s: %w", pkg, err)
+	}
+	return set, nil
+}
+
 // MustParse is Parse for constant input; it panics on error.
 func MustParse(s string) Set {
 	set, err := Parse(s)
