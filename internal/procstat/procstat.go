@@ -50,7 +50,7 @@ func Parse(b []byte) (Stat, error) {
 	if len(f) < 13 {
 		return Stat{}, fmt.Errorf("stat %.60q: %d fields after the name, want at least 13", b, len(f))
 	}
-	if len(f[0]) != 1 {
+	if len(f[0]) != 1 || !isLetter(f[0][0]) {
 		return Stat{}, fmt.Errorf("stat %.60q: state %q, want one letter", b, f[0])
 	}
 	s := Stat{PID: pid, Comm: string(b[open+1 : closing]), State: f[0][0]}
@@ -70,6 +70,10 @@ func Parse(b []byte) (Stat, error) {
 	}
 	return s, nil
 }
+
+// isLetter reports whether c is an ASCII letter, as every state the
+// kernel prints (R, S, D, Z, T, t, X, I, …) is.
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 // Read reads and parses the stat file at path. Errors name the path.
 func Read(path string) (Stat, error) {

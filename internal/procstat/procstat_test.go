@@ -46,6 +46,7 @@ func TestParseErrors(t *testing.T) {
 		{"1 (bash) S 1 2 3", "4 fields after the name, want at least 13"},
 		{"1 (bash) S 1 2 3 4 5 6 7 8 9 10 -1 12", `utime "-1" stime "12"`},
 		{"1 (bash) SS 1 2 3 4 5 6 7 8 9 10 11 12", `state "SS"`},
+		{"1 (bash) \xe9 1 2 3 4 5 6 7 8 9 10 11 12", `state "\xe9"`},
 		{"1 (bash) S x 2 3 4 5 6 7 8 9 10 11 12", `ppid "x"`},
 		{"1 (bash) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 x", `starttime "x"`},
 	} {
@@ -116,7 +117,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		// What parsed must print back to a line that parses the same.
-		line := strconv.Itoa(s.PID) + " (" + s.Comm + ") " + string(s.State) + " " + strconv.Itoa(s.PPID) +
+		line := strconv.Itoa(s.PID) + " (" + s.Comm + ") " + string([]byte{s.State}) + " " + strconv.Itoa(s.PPID) +
 			" 0 0 0 0 0 0 0 0 0 " + strconv.FormatUint(s.UTime, 10) + " " + strconv.FormatUint(s.STime, 10) +
 			" 0 0 0 0 0 0 " + strconv.FormatUint(s.StartTime, 10)
 		again, err := Parse([]byte(line))
