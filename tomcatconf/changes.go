@@ -271,4 +271,3 @@ func (d DropIn) String() string {
 	}
 	return strings.Join(settings, " ")
 }
-
