@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -280,7 +281,16 @@ func TestApplyAffinityRevert(t *testing.T) {
 	assert.Contains(t, string(svg), "<svg")
 	js, err := os.ReadFile(jsonOut)
 	require.NoError(t, err)
-	assert.Contains(t, string(js), `"name": "threads"`)
+	var doc study.Document
+	require.NoError(t, json.Unmarshal(js, &doc))
+	var measured []string
+	for _, st := range doc.Steps {
+		if st.Status == study.StatusMeasured && st.MeasuredJSON != nil {
+			measured = append(measured, st.Step)
+		}
+	}
+	assert.Equal(t, []string{"baseline", "access-log", "threads"}, measured)
+	assert.NotContains(t, string(js), `"comparison"`, "each figure once")
 
 	entries, err := tuning.ReadJournal(journal)
 	require.NoError(t, err)

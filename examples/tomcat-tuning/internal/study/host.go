@@ -77,6 +77,18 @@ type Tomcat struct {
 	ControlWhy string
 }
 
+// Usable reports whether there is an instance whose configuration could
+// be read: one the steps can change.
+func (t Tomcat) Usable() bool { return t.Instance != nil && t.ConfigErr == nil }
+
+// why is the reason there is no usable instance.
+func (t Tomcat) why() error {
+	if t.ConfigErr != nil {
+		return t.ConfigErr
+	}
+	return t.Err
+}
+
 // Systemd reports whether the study controls Tomcat through its unit.
 func (t Tomcat) Systemd() bool { return t.Instance != nil && t.Control == tomcatconf.ControlSystemd }
 
@@ -203,11 +215,16 @@ func findTomcat(ctx context.Context, o Options, live bool) (Tomcat, error) {
 	}
 	xml := t.Instance.ServerXML()
 	cfg, err := tomcatconf.Load(xml)
-	if err != nil {
+	if errors.Is(err, os.ErrPermission) {
 		// Debian's /etc/tomcat10 is root:tomcat 0640: plan on without it.
 		t.ConfigErr = err
 		t.Port = o.Port
 		return t, nil
+	}
+	if err != nil {
+		// A server.xml that does not parse is the user's to fix: measuring
+		// something else instead would hide it.
+		return t, fmt.Errorf("the Tomcat instance's configuration: %w", err)
 	}
 	t.Connectors = cfg.Connectors()
 	for _, c := range t.Connectors {

@@ -199,9 +199,11 @@ func freePort() (int, error) {
 // it tuned with o.Keep). It prints its progress to log and returns what it
 // measured, also when it fails part-way.
 func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, error) {
+	if h.Tomcat.ConfigErr != nil {
+		return Results{}, fmt.Errorf("-apply edits the instance's configuration, which this user cannot read (run as root): %w", h.Tomcat.ConfigErr)
+	}
 	if h.Tomcat.Instance == nil {
-		return Results{}, fmt.Errorf("-apply needs a Tomcat instance (install tomcat10 + tomcat10-examples, or set -catalina-home/-catalina-base): %v",
-			firstNonEmpty(errText(h.Tomcat.ConfigErr, ""), errText(h.Tomcat.Err, "")))
+		return Results{}, fmt.Errorf("-apply needs a Tomcat instance (install tomcat10 + tomcat10-examples, or set -catalina-home/-catalina-base): %v", h.Tomcat.Err)
 	}
 	r := newRun(h, o, log)
 	steps, err := Steps(h, o, r.findings)

@@ -201,8 +201,8 @@ func (p *planner) serverXML(edit func(*tomcatconf.Config) error) (*tuning.Change
 
 // accessLog comments out every AccessLogValve in server.xml.
 func (p *planner) accessLog(context.Context) (*tuning.Change, error) {
-	if p.h.Tomcat.Instance == nil {
-		return &tuning.Change{Skip: fmt.Sprintf("no Tomcat instance: %v", p.h.Tomcat.Err)}, nil
+	if !p.h.Tomcat.Usable() {
+		return &tuning.Change{Skip: fmt.Sprintf("no Tomcat instance: %v", p.h.Tomcat.why())}, nil
 	}
 	ch, e, err := p.serverXML(func(c *tomcatconf.Config) error {
 		_, err := c.DisableAccessLog(tomcatconf.AccessLogComment)
@@ -217,8 +217,8 @@ func (p *planner) accessLog(context.Context) (*tuning.Change, error) {
 // threads sizes maxThreads: from the census the run took under the
 // baseline's load (Findings), else from the guide's CPUs - 1.
 func (p *planner) threads(context.Context) (*tuning.Change, error) {
-	if p.h.Tomcat.Instance == nil {
-		return &tuning.Change{Skip: fmt.Sprintf("no Tomcat instance: %v", p.h.Tomcat.Err)}, nil
+	if !p.h.Tomcat.Usable() {
+		return &tuning.Change{Skip: fmt.Sprintf("no Tomcat instance: %v", p.h.Tomcat.why())}, nil
 	}
 	workers := max(1, p.h.CPUs.N-1)
 	how := fmt.Sprintf("the guide's CPUs - 1 = %d (-apply sizes it from a thread census under load)", workers)
