@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nettune/nettune/internal/cpuset"
@@ -154,13 +155,29 @@ func (r *run) baselineTarget(ctx context.Context) (string, func(), error) {
 // free port and starts it as that user, the way the instance runs (its
 // command and environment): never as root where the instance runs as
 // another user.
+//
+// The copy's JVM dies with this process, even by kill -9
+// (StartOptions.DieWithParent); this process holds a lock on the copy's
+// folder, and the next run removes folders whose lock is free.
 func (r *run) tempTomcat(ctx context.Context) (string, func(), error) {
-	dir, err := os.MkdirTemp("", "tomcat-tuning-base-")
+	removeStaleCopies(r.log)
+	top, err := os.MkdirTemp("", tempCopyPrefix)
 	if err != nil {
 		return "", nil, err
 	}
+	lock, err := lockCopy(top)
+	if err == nil {
+		// The copy's user must reach its base inside.
+		err = os.Chmod(top, 0o755)
+	}
+	if err != nil {
+		os.RemoveAll(top)
+		return "", nil, err
+	}
+	dir := filepath.Join(top, "base")
 	fail := func(err error) (string, func(), error) {
-		os.RemoveAll(dir)
+		os.RemoveAll(top)
+		lock.Close()
 		return "", nil, err
 	}
 	port, err := freePort()
@@ -172,7 +189,7 @@ func (r *run) tempTomcat(ctx context.Context) (string, func(), error) {
 		return fail(err)
 	}
 	u := fmt.Sprintf("http://127.0.0.1:%d%s", port, loadgen.HelloWorldPath)
-	res, err := in.Start(ctx, &tomcatconf.StartOptions{ReadyURL: u})
+	res, err := in.Start(ctx, &tomcatconf.StartOptions{ReadyURL: u, DieWithParent: true})
 	if err != nil {
 		return fail(err)
 	}
@@ -181,8 +198,52 @@ func (r *run) tempTomcat(ctx context.Context) (string, func(), error) {
 		if _, err := in.Stop(context.Background(), nil); err != nil {
 			fmt.Fprintf(r.log, "stop the temporary Tomcat: %v\n", err)
 		}
-		os.RemoveAll(dir)
+		os.RemoveAll(top)
+		lock.Close()
 	}, nil
+}
+
+// tempCopyPrefix names the folders of plan mode's temporary copies in the
+// temporary directory (the CATALINA_BASE is its base/); copyLock is the
+// lock file its owner holds in one.
+const (
+	tempCopyPrefix = "tomcat-tuning-base-"
+	copyLock       = ".nettune-owner.lock"
+)
+
+// lockCopy takes the owner's lock of a temporary copy: an flock(2) the
+// kernel releases when this process dies.
+func lockCopy(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, copyLock), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	return f, nil
+}
+
+// removeStaleCopies removes the temporary copies a killed run left: those
+// whose owner's lock is free and where no JVM of the copy runs.
+func removeStaleCopies(log io.Writer) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tempCopyPrefix+"*"))
+	for _, dir := range dirs {
+		f, err := os.Open(filepath.Join(dir, copyLock))
+		if err != nil {
+			continue // not ours, or still being made
+		}
+		free := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
+		if free {
+			if jvms, err := (&tomcatconf.Instance{Base: filepath.Join(dir, "base")}).JVMs(); err == nil && len(jvms) == 0 {
+				if err := os.RemoveAll(dir); err == nil {
+					fmt.Fprintf(log, "removed %s, the temporary copy of a run that did not end\n", dir)
+				}
+			}
+		}
+		f.Close()
+	}
 }
 
 func freePort() (int, error) {
