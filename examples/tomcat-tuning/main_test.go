@@ -584,3 +584,35 @@ func TestRemoteLoad(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, orig, got)
 }
+
+// TestApplyRefusesBadTargetFirst: a URL that cannot reach the tuned
+// Connector, or an output that cannot be written, is refused before the
+// journal is created or Tomcat started (issue 24, case 7: the run used
+// to change the host, wait 90 s and blame Tomcat).
+func TestApplyRefusesBadTargetFirst(t *testing.T) {
+	in, port, orig := tomcatBase(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-url", "http://127.0.0.1:1/"}, "port 1 is none of the Connectors'"},
+		{[]string{"-url", "ftp://x"}, "want an http:// or https:// URL"},
+		{[]string{"-json", filepath.Join(t.TempDir(), "no", "such", "dir", "steps.json")}, "cannot be written"},
+	} {
+		journal := filepath.Join(t.TempDir(), "j")
+		args := append([]string{"-apply", "-cpu-method", "affinity", "-catalina-home", in.Home, "-catalina-base", in.Base,
+			"-port", strconv.Itoa(port), "-journal", journal, "-steps", "access-log"}, tc.args...)
+		out, err := runProgram(t, ctx, args...)
+		require.Error(t, err, "%v", tc.args)
+		assert.Contains(t, out, tc.want)
+		assert.NoFileExists(t, journal, "refused before the journal")
+		assert.NotContains(t, out, "restarted Tomcat")
+		got, err := os.ReadFile(in.ServerXML())
+		require.NoError(t, err)
+		assert.Equal(t, orig, got)
+		_, err = in.PID()
+		assert.ErrorIs(t, err, tomcatconf.ErrNotRunning)
+	}
+}

@@ -6,14 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/nettune/nettune/internal/statedir"
 	"github.com/nettune/nettune/loadgen"
+	"golang.org/x/sys/unix"
 )
 
 // Defaults of the measurement options: each step is warmed up until its
@@ -125,7 +129,71 @@ func (o Options) Check() error {
 	if _, err := checkSteps(o.Steps); err != nil {
 		return err
 	}
+	if o.URL != "" {
+		if err := loadgen.CheckURL(o.URL); err != nil {
+			return fmt.Errorf("-url: %w", err)
+		}
+	}
+	for _, f := range []struct{ flag, path string }{{"-json", o.JSONFile}, {"-plot", o.PlotFile}} {
+		if err := checkOutput(f.flag, f.path); err != nil {
+			return err
+		}
+	}
+	if o.Iface != "" && o.Live() {
+		if _, err := net.InterfaceByName(o.Iface); err != nil {
+			return fmt.Errorf("-iface %q: %w (want an interface of this network namespace, as `ip link` lists them)", o.Iface, err)
+		}
+	}
 	return o.checkLoadNetNS()
+}
+
+// checkOutput checks, before the study runs, that an output file can be
+// written at the end: its folder exists and is writable, and the path is
+// not a folder. Nothing is created.
+func checkOutput(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s %s: a folder, want a file to write", flag, path)
+	}
+	target := path
+	if _, err := os.Stat(path); err != nil {
+		target = filepath.Dir(path)
+	}
+	if err := unix.Access(target, unix.W_OK); err != nil {
+		return fmt.Errorf("%s %s: cannot be written (%s: %w): the figures would be lost at the end of the study", flag, path, target, err)
+	}
+	return nil
+}
+
+// checkTarget checks, before the host is changed, that the URL the study
+// measures reaches the Connector it tunes: its port is a Connector's
+// (when server.xml's ports are numbers).
+func checkTarget(h Host) error {
+	u, err := url.Parse(h.NIC.URL)
+	if err != nil {
+		return fmt.Errorf("-url %q: %w", h.NIC.URL, err)
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	var ports []string
+	for _, c := range h.Tomcat.Connectors {
+		if _, err := strconv.Atoi(c.Port); err != nil {
+			return nil // a ${port} placeholder: cannot tell
+		}
+		if c.Port == port {
+			return nil
+		}
+		ports = append(ports, c.Port)
+	}
+	if len(ports) == 0 {
+		return nil
+	}
+	return fmt.Errorf("-url %s: port %s is none of the Connectors' in %s (%s): the load would not reach the Tomcat the study tunes",
+		h.NIC.URL, port, h.Tomcat.Instance.ServerXML(), strings.Join(ports, ", "))
 }
 
 // checkLoadNetNS checks -load-netns: a name `ip netns` knows, and a local

@@ -4,6 +4,7 @@ package study
 
 import (
 	"encoding/json"
+	"os"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
 )
 
@@ -97,6 +99,12 @@ func TestCheck(t *testing.T) {
 		{func(o *Options) { o.LoadNetNS, o.RemoteLoad = "cli", true }, "give one of them"},
 		{func(o *Options) { o.LoadNetNS = "../cli" }, `-load-netns "../cli": want the name of a namespace in /run/netns`},
 		{func(o *Options) { o.LoadNetNS = ".." }, "want the name of a namespace"},
+		// Issue 24, case 7: checked before the host changes, not after.
+		{func(o *Options) { o.URL = "ftp://x" }, `-url: loadgen: URL "ftp://x": want an http:// or https:// URL`},
+		{func(o *Options) { o.URL = "http://" }, "no host"},
+		{func(o *Options) { o.JSONFile = "/nonexistent-dir/steps.json" }, "-json /nonexistent-dir/steps.json: cannot be written"},
+		{func(o *Options) { o.PlotFile = os.TempDir() }, "a folder, want a file to write"},
+		{func(o *Options) { o.Iface = "nosuch0" }, `-iface "nosuch0"`},
 	} {
 		o := DefaultOptions()
 		tt.set(&o)
@@ -105,6 +113,22 @@ func TestCheck(t *testing.T) {
 	o := DefaultOptions()
 	o.LoadNetNS = "nettune-missing-namespace"
 	assert.ErrorContains(t, o.Check(), "create it with `ip netns add nettune-missing-namespace`")
+}
+
+// TestCheckTarget: -url must reach a Connector the study tunes.
+func TestCheckTarget(t *testing.T) {
+	h := Host{Tomcat: Tomcat{Instance: &tomcatconf.Instance{Base: "/var/lib/tomcat10"},
+		Connectors: []tomcatconf.Connector{{Port: "8080"}, {Port: "8443"}}}}
+	h.NIC.URL = "http://127.0.0.1:8080/examples/"
+	assert.NoError(t, checkTarget(h))
+	h.NIC.URL = "https://10.0.0.1:8443/"
+	assert.NoError(t, checkTarget(h))
+	h.NIC.URL = "http://127.0.0.1:1/"
+	assert.ErrorContains(t, checkTarget(h), "port 1 is none of the Connectors' in /var/lib/tomcat10/conf/server.xml (8080, 8443)")
+	h.NIC.URL = "http://127.0.0.1/"
+	assert.ErrorContains(t, checkTarget(h), "port 80 is none")
+	h.Tomcat.Connectors = append(h.Tomcat.Connectors, tomcatconf.Connector{Port: "${port.http}"})
+	assert.NoError(t, checkTarget(h), "a placeholder port: cannot tell")
 }
 
 // TestLoadConfig: every load of the study comes from one Config built in

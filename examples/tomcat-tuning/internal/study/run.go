@@ -266,6 +266,9 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 	if h.Tomcat.Instance == nil {
 		return Results{}, fmt.Errorf("-apply needs a Tomcat instance (install tomcat10 + tomcat10-examples, or set -catalina-home/-catalina-base): %v", h.Tomcat.Err)
 	}
+	if err := checkTarget(h); err != nil {
+		return Results{}, err
+	}
 	r := newRun(h, o, log)
 	steps, err := Steps(h, o, r.findings)
 	if err != nil {
