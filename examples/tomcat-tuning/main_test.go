@@ -616,3 +616,36 @@ func TestApplyRefusesBadTargetFirst(t *testing.T) {
 		assert.ErrorIs(t, err, tomcatconf.ErrNotRunning)
 	}
 }
+
+// TestConcurrentApplyRefused: a second -apply on the same CATALINA_BASE,
+// with another journal, is refused naming the first run's PID, so is a
+// -revert of the live run's journal, and the first run ends as if alone
+// (issue 24, cases 1 and 2: B restarted A's JVM, A measured thousands of
+// errors, a JVM was left running; -revert undid a live run's files).
+func TestConcurrentApplyRefused(t *testing.T) {
+	testutil.StableCPUs(t)
+	in, port, orig := tomcatBase(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	journalA := filepath.Join(t.TempDir(), "a.journal")
+	a, waitA := startAccessLogStep(t, ctx, in, port, journalA)
+	out, err := runProgram(t, ctx, "-apply", "-cpu-method", "affinity", "-catalina-home", in.Home, "-catalina-base", in.Base,
+		"-port", strconv.Itoa(port), "-journal", filepath.Join(t.TempDir(), "b.journal"), "-steps", "access-log,threads",
+		"-duration", "1s", "-warmup", "0s", "-rate", "200", "-connections", "4")
+	require.Error(t, err)
+	assert.Contains(t, out, fmt.Sprintf("another study (PID %d) is changing Tomcat at %s", a.Process.Pid, in.Base))
+	assert.NotContains(t, out, "restarted Tomcat")
+	// Case 2: -revert on the live run's journal is refused too.
+	out, err = runProgram(t, ctx, "-revert", "-journal", journalA)
+	require.Error(t, err)
+	assert.Contains(t, out, fmt.Sprintf("not reverted: tuning: journal is in use by a live run: %s is locked by PID %d", journalA, a.Process.Pid))
+	outA, err := waitA()
+	require.NoError(t, err, "%s", outA)
+	assert.Contains(t, outA, "every change reverted")
+	assert.Regexp(t, `(?m)^access-log\s+reverted`, outA)
+	got, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	assert.Equal(t, orig, got)
+	_, err = in.PID()
+	assert.ErrorIs(t, err, tomcatconf.ErrNotRunning, "no JVM left")
+}

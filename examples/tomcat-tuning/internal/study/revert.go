@@ -5,6 +5,7 @@ package study
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -39,7 +40,14 @@ func Revert(ctx context.Context, path string, log io.Writer) error {
 			fmt.Fprintln(log, "  (the run's JVM stopped; Tomcat started again if it was running before the run)")
 		}
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, tuning.ErrJournalLocked):
+		// A live run owns it: reverting under it would undo its files
+		// and stop its JVM.
+		return fmt.Errorf("not reverted: %w", err)
+	case errors.Is(err, tuning.ErrTornJournal):
+		return fmt.Errorf("revert: the journal holds a cut record (what it says was reverted; check the rest by hand): %w", err)
+	case err != nil:
 		return fmt.Errorf("revert (run -revert again once fixed; the journal keeps what is pending): %w", err)
 	}
 	if !slices.Contains(done, StepTomcat) {

@@ -18,7 +18,9 @@ import (
 
 	"github.com/nettune/nettune/internal/cpuset"
 	"github.com/nettune/nettune/internal/httpready"
+	"github.com/nettune/nettune/internal/lockfile"
 	"github.com/nettune/nettune/internal/rlimit"
+	"github.com/nettune/nettune/internal/statedir"
 	"github.com/nettune/nettune/loadgen"
 	"github.com/nettune/nettune/numa"
 	"github.com/nettune/nettune/tomcatconf"
@@ -278,6 +280,14 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 	for _, st := range steps {
 		res.Baseline[st.Name] = st.Baseline
 	}
+	// One study per CATALINA_BASE, and one owner of the host's CPU and
+	// NIC state: taken before anything is read for the run or changed,
+	// released by the kernel if this process dies.
+	unlock, err := lockStudy(h, o, steps)
+	if err != nil {
+		return res, err
+	}
+	defer unlock()
 	// A Tomcat that runs now is restarted as the user it runs as, and
 	// started again that way at the end. Checked before the journal is
 	// created: a refusal changes nothing.
@@ -333,7 +343,7 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 		AfterStep: func(ctx context.Context, sr tuning.StepResult) error {
 			fmt.Fprintf(log, "== measure %s ==\n", sr.Name)
 			if sr.Name == "baseline" {
-				if slices_contains(steps, StepCPUs) {
+				if hasStep(steps, StepCPUs) {
 					r.place = PlacementAfter(h, o, StepCPUs, r.place)
 				}
 			} else {
@@ -358,7 +368,45 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 	return res, errors.Join(runErr, stopErr)
 }
 
-func slices_contains(steps []tuning.Step, name string) bool {
+// lockStudy takes the state directory's lock of the instance's
+// CATALINA_BASE and, when a step changes CPUs or NIC channels, the lock of
+// the host's CPU and NIC state. A lock another study holds is an error
+// naming its PID; the returned func releases what was taken.
+func lockStudy(h Host, o Options, steps []tuning.Step) (func(), error) {
+	name, err := statedir.BaseLock(h.Tomcat.Instance.Base)
+	if err != nil {
+		return nil, err
+	}
+	var held []*lockfile.Lock
+	release := func() {
+		for _, l := range held {
+			l.Unlock()
+		}
+	}
+	names := []string{name}
+	if o.CPUMethod == MethodHotplug || hasStep(steps, StepNICQueues) || hasStep(steps, StepNUMALocal) {
+		names = append(names, statedir.HostLock)
+	}
+	for _, n := range names {
+		l, err := statedir.Lock(statedir.Dir(), n)
+		if err != nil {
+			release()
+			what := "Tomcat at " + h.Tomcat.Instance.Base
+			if n == statedir.HostLock {
+				what = "the host's CPUs and NIC channels"
+			}
+			var he *lockfile.HeldError
+			if errors.As(err, &he) && he.PID > 0 {
+				return nil, fmt.Errorf("another study (PID %d) is changing %s: wait for it to end, or stop it (SIGINT reverts its changes): %w", he.PID, what, err)
+			}
+			return nil, fmt.Errorf("another study is changing %s: %w", what, err)
+		}
+		held = append(held, l)
+	}
+	return release, nil
+}
+
+func hasStep(steps []tuning.Step, name string) bool {
 	for _, s := range steps {
 		if s.Name == name {
 			return true
