@@ -281,8 +281,9 @@ func CompareSteps(steps ...StepFigures) StepComparison {
 // steps carry CapacityRuns, its interval, p and verdict (UpliftOfRuns
 // with opts: nil means the defaults). A change to or from an Unsettled
 // step that would be a gain, a loss or no change reads VerdictUnsettled.
-// It returns an error for options out of range or runs that are not
-// positive.
+// A step with CapacityRuns and a zero Capacity gets SpreadOf(CapacityRuns)
+// in its row. It returns an error for options out of range or runs that
+// are not positive.
 func CompareStepsWith(opts *UpliftOptions, steps ...StepFigures) (StepComparison, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -290,6 +291,9 @@ func CompareStepsWith(opts *UpliftOptions, steps ...StepFigures) (StepComparison
 	}
 	c := StepComparison{Options: o}
 	for i, s := range steps {
+		if s.Capacity.N == 0 && len(s.CapacityRuns) > 0 {
+			s.Capacity = SpreadOf(s.CapacityRuns)
+		}
 		r := StepRow{StepFigures: s}
 		if i > 0 {
 			if r.VsBaseline, err = stepUplift(steps[0], s, &o); err != nil {
