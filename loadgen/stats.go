@@ -85,13 +85,17 @@ func MannWhitneyU(x1, x2 []float64) (MannWhitney, error) {
 			r.P = 1
 			return r, nil
 		}
-		dist := rankSumDist(ranks, n1)
+		// The tails of U without ties; of the doubled rank sum with them.
+		dist, at := uDist(n1, n2), int(r.U)
+		if ties.any {
+			dist, at = rankSumDist(ranks, n1), w2
+		}
 		lower, upper := 0.0, 0.0
 		for s, pr := range dist {
-			if s <= w2 {
+			if s <= at {
 				lower += pr
 			}
-			if s >= w2 {
+			if s >= at {
 				upper += pr
 			}
 		}
@@ -201,17 +205,36 @@ func rankSumDist(ranks []int, k int) []float64 {
 }
 
 // uDist returns the null distribution of U for samples of n1 and n2
-// values without ties: dist[u] is P(U = u), u = 0 … n1·n2.
+// values without ties: dist[u] is P(U = u), u = 0 … n1·n2. It places the
+// first sample's values among the pooled sorted positions one position at
+// a time (ways[j][u]: placements of j first-sample values so far with U =
+// u; a first-sample value with b second-sample values below it adds b).
 func uDist(n1, n2 int) []float64 {
-	ranks := make([]int, n1+n2)
-	for i := range ranks {
-		ranks[i] = 2 * (i + 1)
+	m := n1 * n2
+	ways := make([][]float64, n1+1)
+	for j := range ways {
+		ways[j] = make([]float64, m+1)
 	}
-	rs := rankSumDist(ranks, n1)
-	// Doubled rank sums run from n1(n1+1) in steps of 2.
-	dist := make([]float64, n1*n2+1)
+	ways[0][0] = 1
+	for i := range n1 + n2 {
+		for j := min(n1, i+1); j >= 1; j-- {
+			below := i - (j - 1) // second-sample values before position i
+			if below > n2 {
+				continue
+			}
+			prev, cur := ways[j-1], ways[j]
+			for u := m; u >= below; u-- {
+				cur[u] += prev[u-below]
+			}
+		}
+	}
+	dist := ways[n1]
+	total := 0.0
+	for _, w := range dist {
+		total += w
+	}
 	for u := range dist {
-		dist[u] = rs[n1*(n1+1)+2*u]
+		dist[u] /= total
 	}
 	return dist
 }

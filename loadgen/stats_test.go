@@ -2,6 +2,7 @@ package loadgen_test
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -155,4 +156,89 @@ func seq(start, step float64, n int) []float64 {
 		out[i] = start + step*float64(i)
 	}
 	return out
+}
+
+// bruteMannWhitney is the exact two-sided p by enumerating every split of
+// the pooled values into samples of n1 and n2, each equally likely under
+// the null: the share of splits whose first-sample U is at least as far
+// into either tail as the observed one, the smaller tail doubled.
+func bruteMannWhitney(x1, x2 []float64) float64 {
+	pooled := append(append([]float64(nil), x1...), x2...)
+	n1 := len(x1)
+	uOf := func(idx []int) float64 {
+		in := make([]bool, len(pooled))
+		for _, i := range idx {
+			in[i] = true
+		}
+		u := 0.0
+		for i := range pooled {
+			for j := range pooled {
+				if in[i] && !in[j] {
+					switch {
+					case pooled[i] > pooled[j]:
+						u++
+					case pooled[i] == pooled[j]:
+						u += 0.5
+					}
+				}
+			}
+		}
+		return u
+	}
+	first := make([]int, n1)
+	for i := range first {
+		first[i] = i
+	}
+	obs := uOf(first)
+	if obs == float64(n1*len(x2))/2 {
+		return 1
+	}
+	var lower, upper, total float64
+	var rec func(start int, idx []int)
+	rec = func(start int, idx []int) {
+		if len(idx) == n1 {
+			u := uOf(idx)
+			total++
+			if u <= obs {
+				lower++
+			}
+			if u >= obs {
+				upper++
+			}
+			return
+		}
+		for i := start; i < len(pooled); i++ {
+			rec(i+1, append(idx, i))
+		}
+	}
+	rec(0, nil)
+	return min(1, 2*min(lower, upper)/total)
+}
+
+// TestMannWhitneyUBrute checks the exact p against enumeration on 300
+// seeded random pairs of samples of 1 to 7 values, drawn from few
+// distinct values so that most have ties.
+func TestMannWhitneyUBrute(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 1))
+	for trial := range 300 {
+		n1, n2 := 1+rng.IntN(7), 1+rng.IntN(7)
+		levels := 3 + rng.IntN(12)
+		draw := func(n int, shift int) []float64 {
+			v := make([]float64, n)
+			for i := range v {
+				v[i] = float64(rng.IntN(levels) + shift)
+			}
+			return v
+		}
+		x1, x2 := draw(n1, 0), draw(n2, rng.IntN(3))
+		r, err := loadgen.MannWhitneyU(x1, x2)
+		if err != nil {
+			require.ErrorContains(t, err, "every value is the same", "trial %d: %v %v", trial, x1, x2)
+			continue
+		}
+		require.True(t, r.Exact)
+		assert.InDelta(t, bruteMannWhitney(x1, x2), r.P, 1e-12, "trial %d: %v against %v", trial, x1, x2)
+		assert.Greater(t, r.P, 0.0)
+		assert.LessOrEqual(t, r.P, 1.0)
+	}
 }
