@@ -192,14 +192,14 @@ func UpliftOf(from, to Spread) Uplift {
 type UpliftOptions struct {
 	// Alpha is the significance level of the Mann-Whitney U test.
 	// Default: DefaultAlpha (0.05).
-	Alpha float64
+	Alpha float64 `json:"alpha"`
 	// Confidence is the level of the ratio's interval. Default:
 	// DefaultConfidence (0.95).
-	Confidence float64
+	Confidence float64 `json:"confidence"`
 	// NoiseBand is the band, in percent either side of no change, that
 	// the interval must lie wholly outside for a gain or a loss. Default:
 	// DefaultNoiseBand (1 %).
-	NoiseBand float64
+	NoiseBand float64 `json:"noise_band_percent"`
 }
 
 // withDefaults returns the options with every zero field set to its

@@ -180,3 +180,15 @@ func TestSignificantAndDrift(t *testing.T) {
 	_, err = loadgen.StepComparison{}.Drift(same)
 	assert.ErrorContains(t, err, "no baseline")
 }
+
+func TestStepComparisonJSONOptions(t *testing.T) {
+	c, err := loadgen.CompareStepsWith(&loadgen.UpliftOptions{Alpha: 0.01}, guideSteps[:2]...)
+	require.NoError(t, err)
+	b, err := c.JSON()
+	require.NoError(t, err)
+	var raw struct {
+		Options map[string]float64 `json:"options"`
+	}
+	require.NoError(t, json.Unmarshal(b, &raw))
+	assert.Equal(t, map[string]float64{"alpha": 0.01, "confidence": 0.95, "noise_band_percent": 1}, raw.Options)
+}

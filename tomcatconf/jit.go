@@ -87,8 +87,9 @@ func NewJITMeter(pid int, opts *JITOptions) (*JITMeter, error) {
 	return m, nil
 }
 
-// Sample reads the JVM's CPU time again and returns what it and its
-// compiler threads used since the last reading (NewJITMeter's or the last
+// Sample reads the JVM's CPU time again (/proc/PID/stat and
+// /proc/PID/task/*/stat) and returns what it and its compiler threads
+// used since the last reading (NewJITMeter's or the last
 // Sample's). A compiler thread seen for the first time counts from zero;
 // one that ended since the last reading is missing from Compiler for
 // what it used before it ended (its time stays in Process). It returns
