@@ -194,6 +194,23 @@ type WarmUpRun struct {
 	Stable, Settled bool
 }
 
+// String formats the run for a warm-up line: "run 3 (2s): 23400 req/s,
+// JIT compilers 15.0 % of the server's CPU", then ", rate steady" or
+// ", settled" when it was.
+func (r WarmUpRun) String() string {
+	s := fmt.Sprintf("run %d (%s): %.0f req/s", r.Index, r.Duration, r.Rate)
+	if r.JIT {
+		s += fmt.Sprintf(", JIT compilers %.1f %% of the server's CPU", 100*r.CompilerShare)
+	}
+	switch {
+	case r.Settled:
+		s += ", settled"
+	case r.Stable:
+		s += ", rate steady"
+	}
+	return s
+}
+
 // WarmUpResult is what a warm-up did.
 type WarmUpResult struct {
 	// Rates are the runs' achieved rates (requests/s), in order.

@@ -182,6 +182,10 @@ func TestWarmUpJIT(t *testing.T) {
 		assert.Equal(t, want[i].settled, r.Settled, "run %d", i+1)
 	}
 
+	assert.Equal(t, "run 1 (1s): 12000 req/s, JIT compilers 40.0 % of the server's CPU", w.Runs[0].String())
+	assert.Equal(t, "run 3 (1s): 23400 req/s, JIT compilers 15.0 % of the server's CPU, rate steady", w.Runs[2].String())
+	assert.Equal(t, "run 5 (1s): 23500 req/s, JIT compilers 1.2 % of the server's CPU, settled", w.Runs[4].String())
+
 	// A higher threshold settles at the plateau.
 	c = &compilerShares{shares: []float64{0.9, 0.40, 0.15, 0.15}}
 	w, err = loadgen.WarmUp(context.Background(), loadgen.Config{URL: "http://127.0.0.1:1/"},
@@ -206,6 +210,7 @@ func TestWarmUpJIT(t *testing.T) {
 	assert.True(t, w.Settled)
 	assert.False(t, w.Runs[0].JIT)
 	assert.Len(t, w.Runs, 3)
+	assert.Equal(t, "run 3 (2s): 23400 req/s, settled", w.Runs[2].String())
 
 	// The hook's errors, before the first run and after one.
 	for at, want := range map[int]string{1: "compiler share before run 1: /proc/4242/task", 3: "warm-up run 2: compiler share: /proc/4242/task"} {
