@@ -90,7 +90,7 @@ func (v Verdict) Significant() bool { return v == VerdictGain || v == VerdictLos
 
 // Uplift is the change of a repeated figure from one configuration to
 // another. UpliftOfRuns fills every field; UpliftOf (deprecated) only
-// Percent and Noise.
+// Percent and Noise, and its JSON then has no interval, p or verdict.
 type Uplift struct {
 	// Percent is the change of the median, in percent of the first
 	// configuration's median (0 when that median is 0).
@@ -106,13 +106,13 @@ type Uplift struct {
 	Noise bool `json:"noise"`
 	// Low and High bound the change at Confidence: the ratio's interval
 	// (RatioIntervalOf) as percent changes (8 is a ratio of 1.08).
-	Low  float64 `json:"ci_low_percent"`
-	High float64 `json:"ci_high_percent"`
+	Low  float64 `json:"ci_low_percent,omitempty"`
+	High float64 `json:"ci_high_percent,omitempty"`
 	// Confidence is the level the interval reached (RatioInterval).
 	Confidence float64 `json:"confidence,omitempty"`
 	// P is the two-sided p-value of the Mann-Whitney U test of the runs
 	// (MannWhitneyU); 1 when every run of both read the same.
-	P float64 `json:"p"`
+	P float64 `json:"p,omitempty"`
 	// Alpha and NoiseBand are the thresholds Verdict was judged by.
 	Alpha     float64 `json:"alpha,omitempty"`
 	NoiseBand float64 `json:"noise_band_percent,omitempty"`

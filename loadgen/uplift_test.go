@@ -192,3 +192,11 @@ func TestStepComparisonJSONOptions(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &raw))
 	assert.Equal(t, map[string]float64{"alpha": 0.01, "confidence": 0.95, "noise_band_percent": 1}, raw.Options)
 }
+
+// An uplift by the ranges only (steps without their runs) has no
+// interval, p or verdict in JSON, rather than zeros that read as p = 0.
+func TestUpliftJSONWithoutRuns(t *testing.T) {
+	b, err := json.Marshal(loadgen.UpliftOf(loadgen.SpreadOf([]float64{1, 2, 3}), loadgen.SpreadOf([]float64{2, 3, 4})))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"percent": 50, "noise": true}`, string(b))
+}
