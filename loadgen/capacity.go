@@ -29,6 +29,10 @@ const (
 	// DefaultWarmUpRuns is the number of successive warm-up runs whose
 	// rates must agree within the tolerance.
 	DefaultWarmUpRuns = 2
+	// DefaultMaxCompilerShare is the share of the server's CPU time its
+	// JIT compiler threads may use over the last warm-up run for the JIT
+	// to count as settled (WarmUpOptions.CompilerShare).
+	DefaultMaxCompilerShare = 0.02
 )
 
 // saturatedBelow is the fraction of its offered rate under which a run
@@ -122,6 +126,16 @@ func MeasureCapacity(ctx context.Context, cfg Config, opts *CapacityOptions) (*C
 	return c, nil
 }
 
+// Rates returns the runs' achieved rates in order: what
+// StepFigures.CapacityRuns carries to CompareSteps' test.
+func (c *Capacity) Rates() []float64 {
+	out := make([]float64, len(c.Runs))
+	for i, r := range c.Runs {
+		out[i] = r.AchievedRate
+	}
+	return out
+}
+
 // WarmUpOptions tune WarmUp. A nil *WarmUpOptions means the defaults.
 type WarmUpOptions struct {
 	// Interval is the duration of each warm-up run. Default:
@@ -141,30 +155,93 @@ type WarmUpOptions struct {
 	Runs int
 	// Run runs each load. Default: Run.
 	Run RunFunc
+	// CompilerShare, when set, returns the share (0 to 1) of the server's
+	// CPU time that its JIT compiler threads used since the previous call
+	// (tomcatconf's JITMeter.CompilerShare reads it from /proc for a
+	// HotSpot JVM). WarmUp calls it once before the first run, to start
+	// the first interval, and after each run; the warm-up is then settled
+	// only when the rate has stopped climbing and the last run's share is
+	// below MaxCompilerShare: a JVM pinned to one CPU compiles on that CPU,
+	// and its rate can stay flat for seconds while the compilers are
+	// still busy. Default: nil (the rate alone decides).
+	CompilerShare func() (float64, error)
+	// MaxCompilerShare is the share below which the compilers count as
+	// done. Default: DefaultMaxCompilerShare (2 %).
+	MaxCompilerShare float64
+	// OnRun, when set, is called after each run with what it measured,
+	// so that a caller can print the warm-up as it goes. Default: nil.
+	OnRun func(WarmUpRun)
+}
+
+// WarmUpRun is one run of a warm-up.
+type WarmUpRun struct {
+	// Index counts the runs from 1.
+	Index int
+	// Duration is the run's length (Interval, the last one cut to fit
+	// Max).
+	Duration time.Duration
+	// Rate is the run's achieved rate, in requests/s.
+	Rate float64
+	// CompilerShare is the share of the server's CPU its JIT compiler
+	// threads used over the run (0 to 1), when JIT is true.
+	CompilerShare float64
+	// JIT reports whether CompilerShare was measured
+	// (WarmUpOptions.CompilerShare set).
+	JIT bool
+	// Stable reports whether the rate had stopped climbing with this run
+	// (the last Runs rates within Tolerance); Settled, whether the
+	// compilers were also below MaxCompilerShare (or not measured).
+	Stable, Settled bool
+}
+
+// String formats the run for a warm-up line: "run 3 (2s): 23400 req/s,
+// JIT compilers 15.0 % of the server's CPU", then ", rate steady" or
+// ", settled" when it was.
+func (r WarmUpRun) String() string {
+	s := fmt.Sprintf("run %d (%s): %.0f req/s", r.Index, r.Duration, r.Rate)
+	if r.JIT {
+		s += fmt.Sprintf(", JIT compilers %.1f %% of the server's CPU", 100*r.CompilerShare)
+	}
+	switch {
+	case r.Settled:
+		s += ", settled"
+	case r.Stable:
+		s += ", rate steady"
+	}
+	return s
 }
 
 // WarmUpResult is what a warm-up did.
 type WarmUpResult struct {
 	// Rates are the runs' achieved rates (requests/s), in order.
 	Rates []float64
+	// Runs are the runs, in order, with their compiler shares.
+	Runs []WarmUpRun
 	// Loaded is the sum of the runs' durations (what Max bounds).
 	Loaded time.Duration
 	// Stable reports whether the last Runs rates were within Tolerance of
 	// each other; false when Max ended the warm-up first.
 	Stable bool
+	// Settled reports whether the warm-up ended settled: Stable, and,
+	// when the compiler share is measured, the last run's share below
+	// MaxCompilerShare. False when Max ended it first: the step is then
+	// measured unsettled (StepFigures.Unsettled).
+	Settled bool
 }
 
 // WarmUp loads a server with cfg in successive runs of Interval until the
 // achieved rates of the last Runs runs are within Tolerance percent of
 // each other (the rate has stopped climbing, as a JIT compiler's does
-// once the hot code is compiled), or until Max of load has run. A closed loop (Rate 0)
+// once the hot code is compiled) and, with CompilerShare set, the JIT
+// compiler threads used less than MaxCompilerShare of the server's CPU
+// over the last run; or until Max of load has run. A closed loop (Rate 0)
 // loads the server as hard as a saturating open-model run without
 // leaving a backlog to send. cfg's Duration is replaced; its Warmup must
-// be 0. It returns what ran so far with an error when a run fails or ctx
-// ends.
+// be 0. It returns what ran so far with an error when a run or
+// CompilerShare fails, or ctx ends.
 func WarmUp(ctx context.Context, cfg Config, opts *WarmUpOptions) (*WarmUpResult, error) {
 	o := WarmUpOptions{Interval: DefaultWarmUpInterval, Max: DefaultWarmUpMax, Tolerance: DefaultWarmUpTolerance,
-		Runs: DefaultWarmUpRuns, Run: Run}
+		Runs: DefaultWarmUpRuns, Run: Run, MaxCompilerShare: DefaultMaxCompilerShare}
 	if opts != nil {
 		if opts.Interval != 0 {
 			o.Interval = opts.Interval
@@ -181,6 +258,10 @@ func WarmUp(ctx context.Context, cfg Config, opts *WarmUpOptions) (*WarmUpResult
 		if opts.Run != nil {
 			o.Run = opts.Run
 		}
+		if opts.MaxCompilerShare != 0 {
+			o.MaxCompilerShare = opts.MaxCompilerShare
+		}
+		o.CompilerShare, o.OnRun = opts.CompilerShare, opts.OnRun
 	}
 	switch {
 	case o.Runs < 2:
@@ -189,10 +270,17 @@ func WarmUp(ctx context.Context, cfg Config, opts *WarmUpOptions) (*WarmUpResult
 		return nil, fmt.Errorf("loadgen: warm-up interval %s, max %s: want > 0", o.Interval, o.Max)
 	case o.Tolerance < 0 || math.IsNaN(o.Tolerance):
 		return nil, fmt.Errorf("loadgen: warm-up tolerance %g%%: want > 0", o.Tolerance)
+	case !(o.MaxCompilerShare > 0 && o.MaxCompilerShare <= 1):
+		return nil, fmt.Errorf("loadgen: warm-up compiler share %g: want a fraction in (0, 1], e.g. 0.02", o.MaxCompilerShare)
 	case cfg.Warmup != 0:
 		return nil, fmt.Errorf("loadgen: warm-up: Config.Warmup %s: want 0 (WarmUp runs the warm-up)", cfg.Warmup)
 	}
 	w := &WarmUpResult{}
+	if o.CompilerShare != nil {
+		if _, err := o.CompilerShare(); err != nil {
+			return w, fmt.Errorf("loadgen: warm-up: compiler share before run 1: %w", err)
+		}
+	}
 	for w.Loaded < o.Max {
 		cfg.Duration = min(o.Interval, o.Max-w.Loaded)
 		res, err := o.Run(ctx, cfg)
@@ -202,9 +290,24 @@ func WarmUp(ctx context.Context, cfg Config, opts *WarmUpOptions) (*WarmUpResult
 		if err != nil {
 			return w, fmt.Errorf("loadgen: warm-up run %d: %w", len(w.Rates)+1, err)
 		}
+		run := WarmUpRun{Index: len(w.Runs) + 1, Duration: cfg.Duration, Rate: res.AchievedRate}
+		if o.CompilerShare != nil {
+			share, err := o.CompilerShare()
+			if err != nil {
+				return w, fmt.Errorf("loadgen: warm-up run %d: compiler share: %w", run.Index, err)
+			}
+			run.CompilerShare, run.JIT = share, true
+		}
 		w.Loaded += cfg.Duration
 		w.Rates = append(w.Rates, res.AchievedRate)
-		if w.Stable = steady(w.Rates, o.Runs, o.Tolerance); w.Stable {
+		run.Stable = steady(w.Rates, o.Runs, o.Tolerance)
+		run.Settled = run.Stable && (!run.JIT || run.CompilerShare < o.MaxCompilerShare)
+		w.Runs = append(w.Runs, run)
+		w.Stable, w.Settled = run.Stable, run.Settled
+		if o.OnRun != nil {
+			o.OnRun(run)
+		}
+		if w.Settled {
 			break
 		}
 	}

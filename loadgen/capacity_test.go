@@ -136,3 +136,89 @@ func TestWarmUp(t *testing.T) {
 	_, err = loadgen.WarmUp(ctx, loadgen.Config{URL: "http://127.0.0.1:1/"}, &loadgen.WarmUpOptions{Run: f.run})
 	assert.ErrorIs(t, err, context.Canceled)
 }
+
+// compilerShares is a CompilerShare hook returning the given shares in
+// turn, the first for the call before run 1.
+type compilerShares struct {
+	shares []float64
+	calls  int
+	errAt  int // 1-based call that fails; 0: none
+}
+
+func (c *compilerShares) share() (float64, error) {
+	c.calls++
+	if c.calls == c.errAt {
+		return 0, errors.New("/proc/4242/task: no such file or directory")
+	}
+	return c.shares[c.calls-1], nil
+}
+
+// TestWarmUpJIT: the rate plateaus at run 3, but the compilers still use
+// 15 % and 4 % of the JVM's CPU; the warm-up is settled only at run 5,
+// under 2 %. The hook is called once before the first run.
+func TestWarmUpJIT(t *testing.T) {
+	f := &fakeRuns{rates: []float64{12000, 23000, 23400, 23300, 23500, 23400}}
+	c := &compilerShares{shares: []float64{0.9, 0.40, 0.15, 0.15, 0.04, 0.012, 0.01}}
+	var seen []loadgen.WarmUpRun
+	w, err := loadgen.WarmUp(context.Background(), loadgen.Config{URL: "http://127.0.0.1:1/"},
+		&loadgen.WarmUpOptions{Interval: time.Second, Run: f.run, CompilerShare: c.share, OnRun: func(r loadgen.WarmUpRun) { seen = append(seen, r) }})
+	require.NoError(t, err)
+	assert.True(t, w.Settled)
+	assert.True(t, w.Stable)
+	assert.Equal(t, 6, c.calls, "once before run 1, once after each of 5 runs")
+	require.Len(t, w.Runs, 5)
+	assert.Equal(t, w.Runs, seen, "OnRun saw every run")
+	assert.Equal(t, []float64{12000, 23000, 23400, 23300, 23500}, w.Rates)
+	want := []struct {
+		share           float64
+		stable, settled bool
+	}{{0.40, false, false}, {0.15, false, false}, {0.15, true, false}, {0.04, true, false}, {0.012, true, true}}
+	for i, r := range w.Runs {
+		assert.Equal(t, i+1, r.Index)
+		assert.Equal(t, time.Second, r.Duration)
+		assert.True(t, r.JIT)
+		assert.Equal(t, want[i].share, r.CompilerShare, "run %d", i+1)
+		assert.Equal(t, want[i].stable, r.Stable, "run %d", i+1)
+		assert.Equal(t, want[i].settled, r.Settled, "run %d", i+1)
+	}
+
+	assert.Equal(t, "run 1 (1s): 12000 req/s, JIT compilers 40.0 % of the server's CPU", w.Runs[0].String())
+	assert.Equal(t, "run 3 (1s): 23400 req/s, JIT compilers 15.0 % of the server's CPU, rate steady", w.Runs[2].String())
+	assert.Equal(t, "run 5 (1s): 23500 req/s, JIT compilers 1.2 % of the server's CPU, settled", w.Runs[4].String())
+
+	// A higher threshold settles at the plateau.
+	c = &compilerShares{shares: []float64{0.9, 0.40, 0.15, 0.15}}
+	w, err = loadgen.WarmUp(context.Background(), loadgen.Config{URL: "http://127.0.0.1:1/"},
+		&loadgen.WarmUpOptions{Run: (&fakeRuns{rates: f.rates}).run, CompilerShare: c.share, MaxCompilerShare: 0.2})
+	require.NoError(t, err)
+	assert.True(t, w.Settled)
+	assert.Len(t, w.Runs, 3)
+
+	// At Max with the compilers still busy: stable, not settled.
+	c = &compilerShares{shares: []float64{0.9, 0.40, 0.15, 0.15, 0.10}}
+	w, err = loadgen.WarmUp(context.Background(), loadgen.Config{URL: "http://127.0.0.1:1/"},
+		&loadgen.WarmUpOptions{Interval: time.Second, Max: 4 * time.Second, Run: (&fakeRuns{rates: f.rates}).run, CompilerShare: c.share})
+	require.NoError(t, err)
+	assert.True(t, w.Stable)
+	assert.False(t, w.Settled)
+	assert.Len(t, w.Runs, 4)
+
+	// Without the hook, the rate alone: settled at the plateau.
+	w, err = loadgen.WarmUp(context.Background(), loadgen.Config{URL: "http://127.0.0.1:1/"},
+		&loadgen.WarmUpOptions{Run: (&fakeRuns{rates: f.rates}).run})
+	require.NoError(t, err)
+	assert.True(t, w.Settled)
+	assert.False(t, w.Runs[0].JIT)
+	assert.Len(t, w.Runs, 3)
+	assert.Equal(t, "run 3 (2s): 23400 req/s, settled", w.Runs[2].String())
+
+	// The hook's errors, before the first run and after one.
+	for at, want := range map[int]string{1: "compiler share before run 1: /proc/4242/task", 3: "warm-up run 2: compiler share: /proc/4242/task"} {
+		c = &compilerShares{shares: []float64{0.9, 0.4, 0.1}, errAt: at}
+		_, err = loadgen.WarmUp(context.Background(), loadgen.Config{URL: "http://127.0.0.1:1/"},
+			&loadgen.WarmUpOptions{Run: (&fakeRuns{rates: f.rates}).run, CompilerShare: c.share})
+		assert.ErrorContains(t, err, want)
+	}
+	_, err = loadgen.WarmUp(context.Background(), loadgen.Config{URL: "http://127.0.0.1:1/"}, &loadgen.WarmUpOptions{MaxCompilerShare: 2})
+	assert.ErrorContains(t, err, "compiler share 2: want a fraction")
+}

@@ -1,9 +1,11 @@
 package loadgen
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -213,19 +215,43 @@ type StepFigures struct {
 	// Capacity is the achieved rate of the saturating runs, in
 	// requests/s (Capacity.Rate of MeasureCapacity).
 	Capacity Spread `json:"capacity_rps"`
+	// CapacityRuns are the saturating runs' achieved rates, in order
+	// (Capacity.Rates): what CompareSteps tests. Without them a step
+	// compares by Capacity's range only (UpliftOf).
+	CapacityRuns []float64 `json:"capacity_runs_rps,omitempty"`
 	// CapacityErrors counts the saturating runs' failed requests.
 	CapacityErrors int64 `json:"capacity_errors"`
 	// Latency are the figures of the run at the common rate (Latency.Load
 	// is that rate); zero when none ran.
 	Latency Figures `json:"latency"`
+	// Unsettled marks a step measured although its warm-up ended at its
+	// limit before the server settled (WarmUpResult.Settled false): no
+	// change to or from it is called significant.
+	Unsettled bool `json:"unsettled,omitempty"`
+	// Reference is a published figure for the same step, shown beside
+	// the measured one; nil when there is none.
+	Reference *Reference `json:"reference,omitempty"`
+}
+
+// Reference is a published uplift of a tuning step, to set beside the
+// measured one: the Arm Neoverse Tomcat guide's access log +11.1 %
+// against the step before.
+type Reference struct {
+	// Source names where the figure comes from ("Arm guide"); it heads
+	// the reference column of StepComparison.Text.
+	Source string `json:"source"`
+	// VsPrevious is the published change of throughput against the step
+	// before, in percent.
+	VsPrevious float64 `json:"vs_previous_percent"`
 }
 
 // StepRow is one configuration of a StepComparison with its changes.
 type StepRow struct {
 	StepFigures
-	// VsBaseline and VsPrevious are the change of the capacity's median
-	// against the first row and against the row before, marked as noise
-	// when inside the repeats' spread (zero for the first row).
+	// VsBaseline and VsPrevious are the change of the capacity against
+	// the first row and against the row before, with their interval, p
+	// and verdict (UpliftOfRuns) when both rows carry CapacityRuns, by
+	// the ranges only (UpliftOf) otherwise; zero for the first row.
 	VsBaseline Uplift `json:"vs_baseline"`
 	VsPrevious Uplift `json:"vs_previous"`
 	// P99VsBaseline is the % change of p99 latency at the common rate
@@ -238,25 +264,66 @@ type StepRow struct {
 // latency at the common rate.
 type StepComparison struct {
 	Rows []StepRow `json:"rows"`
+	// Options are the thresholds the uplifts were judged by (defaults
+	// filled in).
+	Options UpliftOptions `json:"options"`
 }
 
-// CompareSteps compares steps against the first one and each against the
-// one before, marking an uplift inside the repeats' spread as noise
-// (UpliftOf).
+// CompareSteps is CompareStepsWith with the default thresholds: α =
+// 0.05, a 95 % interval, a ±1 % noise band.
 func CompareSteps(steps ...StepFigures) StepComparison {
-	var c StepComparison
+	c, _ := CompareStepsWith(nil, steps...) // the defaults are valid
+	return c
+}
+
+// CompareStepsWith compares steps against the first one and each against
+// the one before: the change of the capacity's median, and, when both
+// steps carry CapacityRuns, its interval, p and verdict (UpliftOfRuns
+// with opts: nil means the defaults). A change to or from an Unsettled
+// step that would be a gain, a loss or no change reads VerdictUnsettled.
+// A step with CapacityRuns and a zero Capacity gets SpreadOf(CapacityRuns)
+// in its row. It returns an error for options out of range or runs that
+// are not positive.
+func CompareStepsWith(opts *UpliftOptions, steps ...StepFigures) (StepComparison, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return StepComparison{}, err
+	}
+	c := StepComparison{Options: o}
 	for i, s := range steps {
+		if s.Capacity.N == 0 && len(s.CapacityRuns) > 0 {
+			s.Capacity = SpreadOf(s.CapacityRuns)
+		}
 		r := StepRow{StepFigures: s}
 		if i > 0 {
-			r.VsBaseline = UpliftOf(steps[0].Capacity, s.Capacity)
-			r.VsPrevious = UpliftOf(steps[i-1].Capacity, s.Capacity)
+			if r.VsBaseline, err = stepUplift(steps[0], s, &o); err != nil {
+				return StepComparison{}, fmt.Errorf("%s against %s: %w", s.Name, steps[0].Name, err)
+			}
+			if r.VsPrevious, err = stepUplift(steps[i-1], s, &o); err != nil {
+				return StepComparison{}, fmt.Errorf("%s against %s: %w", s.Name, steps[i-1].Name, err)
+			}
 			if s.Latency.P99 > 0 {
 				r.P99VsBaseline = change(float64(steps[0].Latency.P99), float64(s.Latency.P99))
 			}
 		}
 		c.Rows = append(c.Rows, r)
 	}
-	return c
+	return c, nil
+}
+
+// stepUplift compares step to against from.
+func stepUplift(from, to StepFigures, o *UpliftOptions) (Uplift, error) {
+	if len(from.CapacityRuns) == 0 || len(to.CapacityRuns) == 0 {
+		return UpliftOf(from.Capacity, to.Capacity), nil
+	}
+	u, err := UpliftOfRuns(from.CapacityRuns, to.CapacityRuns, o)
+	if err != nil {
+		return u, err
+	}
+	if (from.Unsettled || to.Unsettled) && u.Verdict != VerdictTooFewRuns {
+		u.Verdict = VerdictUnsettled
+	}
+	return u, nil
 }
 
 // JSON returns the comparison as indented JSON.
@@ -274,15 +341,30 @@ func (c StepComparison) Throughput() Comparison {
 
 // Text renders the comparison as an aligned table: one row per step with
 // the capacity (the median, req/s), its range over the runs, the change
-// against the baseline and the previous step — "(noise)" when inside the
-// spread — then, at the common rate, p50, p99 and max latency with p99's
-// change, and errors; the JVM's CPU at the common rate when sampled.
+// against the baseline and the previous step (Uplift.String: "+10.4 %
+// [+7.9, +12.6] p=0.008", "no significant change (…)"; by the ranges,
+// "(noise)" when inside the spread, for steps without their runs), the
+// reference's change beside it when a step has one, then, at the common
+// rate, p50, p99 and max latency with p99's change, and errors; the JVM's
+// CPU at the common rate when sampled. An unsettled step's name is
+// followed by " (unsettled)".
 func (c StepComparison) Text() string {
 	withCPU := false
+	refSource := ""
 	for _, r := range c.Rows {
 		withCPU = withCPU || r.Latency.CPU > 0
+		if r.Reference != nil && refSource == "" {
+			refSource = r.Reference.Source
+			if refSource == "" {
+				refSource = "reference"
+			}
+		}
 	}
-	header := []string{"step", "capacity", "min-max", "runs", "vs base", "vs prev", "at req/s", "p50", "p99", "vs base", "max", "errors"}
+	header := []string{"step", "capacity", "min-max", "runs", "vs base", "vs prev"}
+	if refSource != "" {
+		header = append(header, refSource+" vs prev")
+	}
+	header = append(header, "at req/s", "p50", "p99", "vs base", "max", "errors")
 	if withCPU {
 		header = append(header, "CPU%")
 	}
@@ -290,7 +372,7 @@ func (c StepComparison) Text() string {
 	for i, r := range c.Rows {
 		vsBase, vsPrev, p99Vs := "", "", ""
 		if i > 0 {
-			vsBase, vsPrev = upliftCell(r.VsBaseline), upliftCell(r.VsPrevious)
+			vsBase, vsPrev = r.VsBaseline.String(), r.VsPrevious.String()
 			if r.Latency.P99 > 0 && c.Rows[0].Latency.P99 > 0 {
 				p99Vs = pct(r.P99VsBaseline)
 			}
@@ -299,10 +381,21 @@ func (c StepComparison) Text() string {
 		if r.Latency.Load > 0 {
 			at = fmt.Sprintf("%.0f", r.Latency.Load)
 		}
-		row := []string{r.Name, fmt.Sprintf("%.0f", r.Capacity.Median),
-			fmt.Sprintf("%.0f-%.0f", r.Capacity.Min, r.Capacity.Max), fmt.Sprint(r.Capacity.N),
-			vsBase, vsPrev, at, cell(r.Latency.P50), cell(r.Latency.P99), p99Vs, cell(r.Latency.Max),
-			fmt.Sprint(r.CapacityErrors + r.Latency.Errors)}
+		name := r.Name
+		if r.Unsettled {
+			name += " (unsettled)"
+		}
+		row := []string{name, fmt.Sprintf("%.0f", r.Capacity.Median),
+			fmt.Sprintf("%.0f-%.0f", r.Capacity.Min, r.Capacity.Max), fmt.Sprint(r.Capacity.N), vsBase, vsPrev}
+		if refSource != "" {
+			ref := ""
+			if r.Reference != nil {
+				ref = pct1(r.Reference.VsPrevious)
+			}
+			row = append(row, ref)
+		}
+		row = append(row, at, cell(r.Latency.P50), cell(r.Latency.P99), p99Vs, cell(r.Latency.Max),
+			fmt.Sprint(r.CapacityErrors+r.Latency.Errors))
 		if withCPU {
 			cpu := ""
 			if r.Latency.CPU > 0 {
@@ -315,10 +408,99 @@ func (c StepComparison) Text() string {
 	return table(rows)
 }
 
-// upliftCell formats an uplift, "(noise)" after one inside the spread.
-func upliftCell(u Uplift) string {
-	if u.Noise {
-		return pct(u.Percent) + " (noise)"
+// Legend says how Text's uplifts were judged, for a line under the table:
+// the test, the interval, α and the noise band.
+func (c StepComparison) Legend() string {
+	o := c.Options
+	return fmt.Sprintf("uplifts: change of the median capacity [%.0f %% interval of the ratio, exact Hodges-Lehmann] "+
+		"p = two-sided Mann-Whitney U test of the runs;\n"+
+		"  a gain or a loss needs p < %g and the whole interval outside ±%g %%; below %d runs a side nothing can be significant.\n",
+		100*o.Confidence, o.Alpha, o.NoiseBand, MinRuns(o.Alpha))
+}
+
+// UpliftRef names one uplift of a StepComparison.
+type UpliftRef struct {
+	// Step is the row's name.
+	Step string `json:"step"`
+	// Against is "baseline" (StepRow.VsBaseline) or "previous"
+	// (StepRow.VsPrevious).
+	Against string `json:"against"`
+	Uplift  Uplift `json:"uplift"`
+}
+
+// Significant returns every uplift called a gain or a loss, smallest
+// change (absolute Percent) first; ties keep the rows' order, baseline
+// before previous.
+func (c StepComparison) Significant() []UpliftRef {
+	var out []UpliftRef
+	for i, r := range c.Rows {
+		if i == 0 {
+			continue
+		}
+		if r.VsBaseline.Verdict.Significant() {
+			out = append(out, UpliftRef{Step: r.Name, Against: "baseline", Uplift: r.VsBaseline})
+		}
+		if r.VsPrevious.Verdict.Significant() {
+			out = append(out, UpliftRef{Step: r.Name, Against: "previous", Uplift: r.VsPrevious})
+		}
 	}
-	return pct(u.Percent)
+	slices.SortStableFunc(out, func(a, b UpliftRef) int {
+		return cmp.Compare(math.Abs(a.Uplift.Percent), math.Abs(b.Uplift.Percent))
+	})
+	return out
+}
+
+// Drift is the starting configuration measured again after the last
+// step, against its first measurement (the comparison's first row).
+type Drift struct {
+	// Uplift is the repeat's change against the first baseline
+	// (UpliftOfRuns, or UpliftOf without runs).
+	Uplift Uplift `json:"drift"`
+	// Untrusted are the significant uplifts (Significant) no larger than
+	// the drift (absolute Percent): the host changed by as much over the
+	// study, so they cannot be told from the drift. Smallest first.
+	Untrusted []UpliftRef `json:"untrusted,omitempty"`
+}
+
+// Drift compares again, the first configuration measured again after the
+// last step, against the first row, with the comparison's thresholds,
+// and lists the significant uplifts it is at least as large as: a drift
+// larger than the smallest uplift called significant means that uplift
+// cannot be trusted. The drift's size is its Percent, significant or not.
+func (c StepComparison) Drift(again StepFigures) (Drift, error) {
+	if len(c.Rows) == 0 {
+		return Drift{}, fmt.Errorf("loadgen: drift of %s: the comparison has no baseline", again.Name)
+	}
+	u, err := stepUplift(c.Rows[0].StepFigures, again, &c.Options)
+	if err != nil {
+		return Drift{}, fmt.Errorf("loadgen: drift of %s: %w", again.Name, err)
+	}
+	d := Drift{Uplift: u}
+	for _, s := range c.Significant() {
+		if math.Abs(s.Uplift.Percent) <= math.Abs(u.Percent) {
+			d.Untrusted = append(d.Untrusted, s)
+		}
+	}
+	return d, nil
+}
+
+// Text says the drift in a line: "drift: measured again, -5.2 % [-6.1,
+// -4.0] p=0.008 against the first measurement; these uplifts are no
+// larger and cannot be trusted: threads +4.3 % [+1.5, +6.9] p=0.006
+// against the previous step", or "...; smaller than every uplift called
+// significant".
+func (d Drift) Text() string {
+	s := "drift: measured again, " + d.Uplift.String() + " against the first measurement"
+	if len(d.Untrusted) == 0 {
+		return s + "; smaller than every uplift called significant\n"
+	}
+	parts := make([]string, len(d.Untrusted))
+	for i, r := range d.Untrusted {
+		against := "the previous step"
+		if r.Against == "baseline" {
+			against = "the baseline"
+		}
+		parts[i] = fmt.Sprintf("%s %s against %s", r.Step, r.Uplift, against)
+	}
+	return fmt.Sprintf("%s; these uplifts are no larger and cannot be trusted: %s\n", s, strings.Join(parts, "; "))
 }

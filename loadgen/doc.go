@@ -42,6 +42,17 @@
 // latency, CPU, ITR) as text or JSON; [FiguresOf] turns a [Result] into
 // Figures, and [ReadResultJSON] reads back a run saved with [WriteJSON].
 //
+// [WarmUp], [MeasureCapacity] and [CompareSteps] measure a tuning study's
+// steps: warm-up runs until the rate stops climbing (and, with
+// [WarmUpOptions.CompilerShare], until a JVM's JIT compilers use under 2 %
+// of its CPU), repeated saturating runs, and each step's change against
+// the baseline and the step before judged as benchstat judges a
+// difference: the two-sided Mann-Whitney U test ([MannWhitneyU]), the
+// exact Hodges-Lehmann interval of the ratio ([RatioIntervalOf]), and a
+// gain or a loss only when p < α and the interval lies outside a ±1 %
+// noise band ([UpliftOfRuns]). [StepComparison.Drift] says which uplifts a
+// drift of the starting configuration over the study is as large as.
+//
 // [HlogRecorder], used as [Config.OnInterval], writes an HdrHistogram
 // interval log (.hlog, format 1.3) with one interval per second tagged
 // corrected, uncorrected and lag, which HdrHistogram's own tools read;

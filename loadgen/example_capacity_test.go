@@ -10,20 +10,23 @@ import (
 )
 
 // One configuration measured as a tuning study measures each step: warm
-// up until the rate stops climbing, then three saturating runs (the
-// capacity, with its spread), then latency at a rate common to every
-// configuration.
+// up until the rate stops climbing, then DefaultRepeat saturating runs
+// (the capacity, with the runs for CompareSteps' test), then latency at a
+// rate common to every configuration. For a JVM, set
+// WarmUpOptions.CompilerShare to tomcatconf's JITMeter.CompilerShare so
+// that the warm-up also waits for the JIT compilers.
 func ExampleMeasureCapacity() {
 	ctx := context.Background()
 	url := "http://127.0.0.1:8080/examples/servlets/servlet/HelloWorldExample"
-	w, err := loadgen.WarmUp(ctx, loadgen.Config{URL: url, Connections: 64}, nil)
+	w, err := loadgen.WarmUp(ctx, loadgen.Config{URL: url, Connections: 64}, &loadgen.WarmUpOptions{
+		OnRun: func(r loadgen.WarmUpRun) { fmt.Printf("warm-up run %d: %.0f req/s\n", r.Index, r.Rate) },
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return
 	}
-	fmt.Printf("warm-up: %.0f req/s, stable %v\n", w.Rates, w.Stable)
 	c, err := loadgen.MeasureCapacity(ctx, loadgen.Config{URL: url, Connections: 64, Duration: 5 * time.Second},
-		&loadgen.CapacityOptions{Repeat: 3})
+		&loadgen.CapacityOptions{Repeat: loadgen.DefaultRepeat})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return
@@ -34,23 +37,26 @@ func ExampleMeasureCapacity() {
 		fmt.Fprintln(os.Stderr, err)
 		return
 	}
-	step := loadgen.StepFigures{Name: "baseline", Capacity: c.Rate, CapacityErrors: c.Errors, Latency: loadgen.FiguresOf("baseline", res)}
+	step := loadgen.StepFigures{Name: "baseline", Capacity: c.Rate, CapacityRuns: c.Rates(), CapacityErrors: c.Errors,
+		Latency: loadgen.FiguresOf("baseline", res), Unsettled: !w.Settled}
 	fmt.Print(loadgen.CompareSteps(step).Text())
 }
 
-// Three runs per step: the first uplift stands out of the runs' spread,
-// the second does not.
+// Six runs per step: the access log's +8 % is a gain, with its interval
+// and p; threads' +0.7 % on it is not; the guide's figure sits beside.
 func ExampleCompareSteps() {
 	c := loadgen.CompareSteps(
-		loadgen.StepFigures{Name: "baseline", Capacity: loadgen.SpreadOf([]float64{12100, 12400, 12900})},
-		loadgen.StepFigures{Name: "access-log", Capacity: loadgen.SpreadOf([]float64{14900, 15200, 15300})},
-		loadgen.StepFigures{Name: "threads", Capacity: loadgen.SpreadOf([]float64{14800, 15400, 15600})},
+		loadgen.StepFigures{Name: "baseline", CapacityRuns: []float64{12100, 12400, 12900, 12650, 12300, 12500}},
+		loadgen.StepFigures{Name: "access-log", CapacityRuns: []float64{13300, 13500, 13900, 13650, 13100, 13400},
+			Reference: &loadgen.Reference{Source: "guide", VsPrevious: 11.1}},
+		loadgen.StepFigures{Name: "threads", CapacityRuns: []float64{13200, 13650, 13800, 13500, 13350, 13600},
+			Reference: &loadgen.Reference{Source: "guide", VsPrevious: 31.7}},
 	)
 	for _, r := range c.Rows[1:] {
-		fmt.Printf("%s: %+.1f%% vs baseline (noise %v), %+.1f%% vs previous (noise %v)\n",
-			r.Name, r.VsBaseline.Percent, r.VsBaseline.Noise, r.VsPrevious.Percent, r.VsPrevious.Noise)
+		fmt.Printf("%s: %s vs baseline; %s vs previous (the guide: %+.1f %%)\n",
+			r.Name, r.VsBaseline, r.VsPrevious, r.Reference.VsPrevious)
 	}
 	// Output:
-	// access-log: +22.6% vs baseline (noise false), +22.6% vs previous (noise false)
-	// threads: +24.2% vs baseline (noise false), +1.3% vs previous (noise true)
+	// access-log: +8.0 % [+4.8, +11.2] p=0.002 vs baseline; +8.0 % [+4.8, +11.2] p=0.002 vs previous (the guide: +11.1 %)
+	// threads: +8.8 % [+5.5, +11.3] p=0.002 vs baseline; no significant change (+0.7 % [-2.2, +3.0] p=0.788) vs previous (the guide: +31.7 %)
 }

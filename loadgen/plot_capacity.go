@@ -10,7 +10,7 @@ import (
 // PlotCapacity writes an SVG bar chart of a step comparison: a bar per
 // step at its capacity's median, a whisker over the runs' min–max, and a
 // label with the median and its change against the baseline and the
-// previous step, "(noise)" after a change inside the spread (UpliftOf).
+// previous step as StepComparison.Text writes it (Uplift.String).
 func PlotCapacity(w io.Writer, title string, c StepComparison) error {
 	const width, height, left, right, top, bottom = 800, 480, 90, 20, 50, 80
 	pw, ph := float64(width-left-right), float64(height-top-bottom)
@@ -30,12 +30,6 @@ func PlotCapacity(w io.Writer, title string, c StepComparison) error {
 	s.line(left, top, left, top+ph, "black", 1)
 	fmt.Fprintf(&s.b, `<text transform="translate(18,%.1f) rotate(-90)" text-anchor="middle">capacity, requests/s (median, min-max)</text>`+"\n", top+ph/2)
 	slot := pw / float64(max(len(c.Rows), 1))
-	noise := func(u Uplift) string {
-		if u.Noise {
-			return pct(u.Percent) + " (noise)"
-		}
-		return pct(u.Percent)
-	}
 	for i, r := range c.Rows {
 		med := r.Capacity.Median
 		bx := left + slot*float64(i) + slot*0.15
@@ -52,7 +46,7 @@ func PlotCapacity(w io.Writer, title string, c StepComparison) error {
 		}
 		s.text(cx, labelY-20, "middle", "11", fmt.Sprintf("%.0f (%d runs)", med, r.Capacity.N))
 		if i > 0 {
-			s.text(cx, labelY-6, "middle", "10", fmt.Sprintf("%s base, %s prev", noise(r.VsBaseline), noise(r.VsPrevious)))
+			s.text(cx, labelY-6, "middle", "10", fmt.Sprintf("%s base, %s prev", r.VsBaseline, r.VsPrevious))
 		}
 		s.text(cx, top+ph+16, "middle", "11", r.Name)
 	}

@@ -271,7 +271,7 @@ func readTasks(root hostfs.Root, pid int) (map[int]taskStat, error) {
 	dir := root.Proc(strconv.Itoa(pid), "task")
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("tomcatconf: census of PID %d: %w", pid, err)
+		return nil, fmt.Errorf("tomcatconf: threads of PID %d: %w", pid, err)
 	}
 	out := make(map[int]taskStat, len(ents))
 	for _, e := range ents {

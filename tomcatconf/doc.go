@@ -73,6 +73,15 @@
 // guide reasons: CPUs available to the JVM minus the busy non-worker
 // threads (the Poller).
 //
+// # JIT compilers
+//
+// JITMeter reads the CPU time of a HotSpot JVM's JIT compiler threads
+// ("C1 CompilerThre", "C2 CompilerThre" in /proc/PID/task/TID/stat) and of
+// the whole JVM (/proc/PID/stat) between readings: a rate measured while
+// the compilers still use a good share of the JVM's CPU is not the
+// compiled code's. JITMeter.CompilerShare is the hook loadgen's warm-up
+// takes to wait for the JIT.
+//
 // # Privileges
 //
 // Reading needs read access to server.xml (Debian ships it root:tomcat
@@ -87,7 +96,7 @@
 //
 // # Host root
 //
-// FindInstance, Instance.Root, Unit.Root and CensusOptions.Root take a
+// FindInstance, Instance.Root, Unit.Root, CensusOptions.Root and JITOptions.Root take a
 // directory standing for "/" ("" is this host), so a mounted image or a
 // captured /proc tree can be inspected.
 package tomcatconf

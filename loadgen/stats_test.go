@@ -1,0 +1,244 @@
+package loadgen_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nettune/nettune/loadgen"
+)
+
+// The reference values come from testdata/stats_reference.py: the exact
+// p by enumerating every split of the pooled values, the normal
+// approximation from its formula, Python's standard library only.
+func TestMannWhitneyU(t *testing.T) {
+	tests := []struct {
+		name   string
+		x1, x2 []float64
+		u, p   float64
+		exact  bool
+	}{
+		{"apart 5+5", []float64{1, 2, 3, 4, 5}, []float64{6, 7, 8, 9, 10}, 0, 0.007936507936507936, true},
+		{"apart 5+5 reversed", []float64{6, 7, 8, 9, 10}, []float64{1, 2, 3, 4, 5}, 25, 0.007936507936507936, true},
+		{"apart 4+4", []float64{10, 11, 12, 13}, []float64{20, 21, 22, 23}, 0, 0.02857142857142857, true},
+		{"apart 3+3", []float64{10, 11, 12}, []float64{20, 21, 22}, 0, 0.1, true},
+		{"apart 3+4", []float64{10, 11, 12}, []float64{20, 21, 22, 23}, 0, 0.05714285714285714, true},
+		{"interleaved 5+5", []float64{12100, 12400, 12900, 13300, 12650}, []float64{12500, 13100, 13500, 13900, 12950}, 5, 0.15079365079365079, true},
+		// R's ?wilcox.test example: W = 35, one-sided p = 0.1272.
+		{"R docs 10+5", []float64{0.80, 0.83, 1.89, 1.04, 1.45, 1.38, 1.91, 1.64, 0.73, 1.46}, []float64{1.15, 0.88, 0.90, 0.74, 1.21}, 35, 0.2544122544122544, true},
+		{"ties 4+5", []float64{1, 2, 2, 3}, []float64{2, 3, 3, 4, 5}, 3, 0.15873015873015872, true},
+		{"ties 6+6", []float64{10, 10, 11, 12, 12, 13}, []float64{12, 13, 13, 14, 14, 15}, 3, 0.021645021645021644, true},
+		{"equal medians", []float64{1, 3, 5, 7}, []float64{2, 4, 6, 8}, 6, 0.6857142857142857, true},
+		{"U at the centre", []float64{1, 4}, []float64{2, 3}, 2, 1, true},
+		{"ties 10+10: normal", []float64{1, 1, 2, 2, 3, 3, 4, 4, 5, 5}, []float64{3, 3, 4, 4, 5, 5, 6, 6, 7, 7}, 18, 0.015856209681046236, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := loadgen.MannWhitneyU(tt.x1, tt.x2)
+			require.NoError(t, err)
+			assert.Equal(t, tt.u, r.U)
+			assert.InDelta(t, tt.p, r.P, 1e-12)
+			assert.Equal(t, tt.exact, r.Exact)
+			assert.Equal(t, len(tt.x1), r.N1)
+			assert.Equal(t, len(tt.x2), r.N2)
+		})
+	}
+
+	t.Run("60+60 with ties: normal", func(t *testing.T) {
+		var x, y []float64
+		for i := range 60 {
+			x = append(x, float64(1000+3*i))
+			y = append(y, float64(1050+3*i+1))
+		}
+		r, err := loadgen.MannWhitneyU(x, y)
+		require.NoError(t, err)
+		assert.False(t, r.Exact)
+		assert.Equal(t, 924.5, r.U)
+		assert.InEpsilon(t, 4.371246433781144e-06, r.P, 1e-9)
+	})
+
+	_, err := loadgen.MannWhitneyU(nil, []float64{1})
+	assert.ErrorContains(t, err, "want at least 1 in each")
+	_, err = loadgen.MannWhitneyU([]float64{2, 2}, []float64{2})
+	assert.ErrorContains(t, err, "every value is the same")
+	_, err = loadgen.MannWhitneyU([]float64{1, math.NaN()}, []float64{2})
+	assert.ErrorContains(t, err, "NaN")
+}
+
+// benchstat's table of the smallest p of n against n runs
+// (golang.org/x/perf/benchmath uTestMinP) and the count it asks for.
+func TestMinPValue(t *testing.T) {
+	want := []float64{1: 1, 0.3333333333333333, 0.1, 0.02857142857142857, 0.007936507936507936,
+		0.0021645021645021645, 0.0005827505827505828, 0.0001554001554001554, 4.113533525298231e-05}
+	for n := 1; n < len(want); n++ {
+		assert.InEpsilon(t, want[n], loadgen.MinPValue(n, n), 1e-9, "%d+%d", n, n)
+		// The smallest p is what two runs that do not overlap give.
+		if n >= 2 {
+			lo, hi := make([]float64, n), make([]float64, n)
+			for i := range n {
+				lo[i], hi[i] = float64(i), float64(100+i)
+			}
+			r, err := loadgen.MannWhitneyU(lo, hi)
+			require.NoError(t, err)
+			assert.InEpsilon(t, want[n], r.P, 1e-9)
+		}
+	}
+	assert.InEpsilon(t, 0.05714285714285714, loadgen.MinPValue(3, 4), 1e-9)
+	assert.Equal(t, 1.0, loadgen.MinPValue(0, 5))
+	assert.Equal(t, 4, loadgen.MinRuns(0.05))
+	assert.Equal(t, 5, loadgen.MinRuns(0.01))
+	assert.Equal(t, 3, loadgen.MinRuns(0.2))
+	assert.Equal(t, 0, loadgen.MinRuns(0))
+}
+
+func TestRatioIntervalOf(t *testing.T) {
+	tests := []struct {
+		name                  string
+		from, to              []float64
+		conf                  float64
+		low, high, confidence float64
+	}{
+		{"5+5 +8%", []float64{12100, 12400, 12900, 12650, 12300}, []float64{13300, 13500, 13900, 13650, 13100}, 0.95,
+			1.0355731225296438, 1.1280991735537176, 0.9682539682539683},
+		{"5+5 +8% at 90%", []float64{12100, 12400, 12900, 12650, 12300}, []float64{13300, 13500, 13900, 13650, 13100}, 0.9,
+			1.051383399209486, 1.115702479338842, 0.9047619047619048},
+		{"6+6 close", []float64{100, 102, 99, 101, 103, 98}, []float64{101, 104, 100, 103, 102, 105}, 0.95,
+			0.9902912621359219, 1.0499999999999992, 0.9588744588744589},
+		{"6+6 close at 90%", []float64{100, 102, 99, 101, 103, 98}, []float64{101, 104, 100, 103, 102, 105}, 0.9,
+			1.0, 1.0404040404040407, 0.9069264069264069},
+		// Three runs cannot reach 95 %: the whole range of ratios, 90 %.
+		{"3+3", []float64{10, 11, 12}, []float64{20, 21, 22}, 0.95, 1.6666666666666663, 2.2, 0.9},
+		{"4+4", []float64{10, 11, 12, 13}, []float64{20, 21, 22, 23}, 0.95, 1.5384615384615383, 2.2999999999999994, 0.9714285714285714},
+		{"4+4 at 90%", []float64{10, 11, 12, 13}, []float64{20, 21, 22, 23}, 0.9, 1.6153846153846154, 2.2, 0.9428571428571428},
+		{"10+10", seq(100, 1, 10), seq(105, 1.5, 10), 0.95, 1.0294117647058825, 1.1099999999999992, 0.9567429474550218},
+		{"10+10 at 90%", seq(100, 1, 10), seq(105, 1.5, 10), 0.9, 1.0373831775700937, 1.1029411764705885, 0.9107904479421507},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ri, err := loadgen.RatioIntervalOf(tt.from, tt.to, tt.conf)
+			require.NoError(t, err)
+			assert.InEpsilon(t, tt.low, ri.Low, 1e-12)
+			assert.InEpsilon(t, tt.high, ri.High, 1e-12)
+			assert.InEpsilon(t, tt.confidence, ri.Confidence, 1e-12)
+		})
+	}
+
+	// Past 50 a side: the normal approximation, still about the shift.
+	from, to := seq(1000, 1, 60), seq(1100, 1.1, 60) // to = 1.1 × from
+	ri, err := loadgen.RatioIntervalOf(from, to, 0.95)
+	require.NoError(t, err)
+	assert.Less(t, ri.Low, 1.1)
+	assert.Greater(t, ri.High, 1.1)
+	assert.InDelta(t, 0.95, ri.Confidence, 0.01)
+
+	for _, bad := range []struct {
+		from, to []float64
+		conf     float64
+		want     string
+	}{
+		{nil, []float64{1}, 0.95, "want at least 1 in each"},
+		{[]float64{1}, []float64{1}, 1, "want between 0 and 1"},
+		{[]float64{0}, []float64{1}, 0.95, "want positive and finite"},
+		{[]float64{1}, []float64{math.Inf(1)}, 0.95, "want positive and finite"},
+	} {
+		_, err := loadgen.RatioIntervalOf(bad.from, bad.to, bad.conf)
+		assert.ErrorContains(t, err, bad.want)
+	}
+}
+
+// seq returns n values start, start+step, ….
+func seq(start, step float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = start + step*float64(i)
+	}
+	return out
+}
+
+// bruteMannWhitney is the exact two-sided p by enumerating every split of
+// the pooled values into samples of n1 and n2, each equally likely under
+// the null: the share of splits whose first-sample U is at least as far
+// into either tail as the observed one, the smaller tail doubled.
+func bruteMannWhitney(x1, x2 []float64) float64 {
+	pooled := append(append([]float64(nil), x1...), x2...)
+	n1 := len(x1)
+	uOf := func(idx []int) float64 {
+		in := make([]bool, len(pooled))
+		for _, i := range idx {
+			in[i] = true
+		}
+		u := 0.0
+		for i := range pooled {
+			for j := range pooled {
+				if in[i] && !in[j] {
+					switch {
+					case pooled[i] > pooled[j]:
+						u++
+					case pooled[i] == pooled[j]:
+						u += 0.5
+					}
+				}
+			}
+		}
+		return u
+	}
+	first := make([]int, n1)
+	for i := range first {
+		first[i] = i
+	}
+	obs := uOf(first)
+	if obs == float64(n1*len(x2))/2 {
+		return 1
+	}
+	var lower, upper, total float64
+	var rec func(start int, idx []int)
+	rec = func(start int, idx []int) {
+		if len(idx) == n1 {
+			u := uOf(idx)
+			total++
+			if u <= obs {
+				lower++
+			}
+			if u >= obs {
+				upper++
+			}
+			return
+		}
+		for i := start; i < len(pooled); i++ {
+			rec(i+1, append(idx, i))
+		}
+	}
+	rec(0, nil)
+	return min(1, 2*min(lower, upper)/total)
+}
+
+// TestMannWhitneyUBrute checks the exact p against enumeration on 300
+// seeded random pairs of samples of 1 to 7 values, drawn from few
+// distinct values so that most have ties.
+func TestMannWhitneyUBrute(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 1))
+	for trial := range 300 {
+		n1, n2 := 1+rng.IntN(7), 1+rng.IntN(7)
+		levels := 3 + rng.IntN(12)
+		draw := func(n int, shift int) []float64 {
+			v := make([]float64, n)
+			for i := range v {
+				v[i] = float64(rng.IntN(levels) + shift)
+			}
+			return v
+		}
+		x1, x2 := draw(n1, 0), draw(n2, rng.IntN(3))
+		r, err := loadgen.MannWhitneyU(x1, x2)
+		if err != nil {
+			require.ErrorContains(t, err, "every value is the same", "trial %d: %v %v", trial, x1, x2)
+			continue
+		}
+		require.True(t, r.Exact)
+		assert.InDelta(t, bruteMannWhitney(x1, x2), r.P, 1e-12, "trial %d: %v against %v", trial, x1, x2)
+		assert.Greater(t, r.P, 0.0)
+		assert.LessOrEqual(t, r.P, 1.0)
+	}
+}
