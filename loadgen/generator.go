@@ -1,0 +1,92 @@
+package loadgen
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Generator-bound thresholds (LoadBound).
+const (
+	// BoundCPUPercent is the generator's CPU use, in percent of the CPUs
+	// it may run on, at or above which it, not the server, set the pace.
+	BoundCPUPercent = 90.0
+	// BoundLag is the send lag p99 above which an open-model run that the
+	// server answered faster than that was paced by the generator.
+	BoundLag = 10 * time.Millisecond
+)
+
+// GeneratorUse is the CPU the load generator's process used over a run,
+// against the CPUs it may run on: a generator near 100 % of its CPUs set
+// the pace of the run, not the server. It is read from getrusage(2)
+// (RUSAGE_SELF: the whole process, so a program that does other work
+// during the run counts it too) and sched_getaffinity(2).
+type GeneratorUse struct {
+	// CPU is the user and system time the process used during the run.
+	CPU time.Duration `json:"cpu_ns"`
+	// Wall is the run's wall-clock time, connection set-up and drain
+	// included (what CPU is measured over).
+	Wall time.Duration `json:"wall_ns"`
+	// CPUs is the number of CPUs the process may run on (its affinity).
+	CPUs int `json:"cpus"`
+}
+
+// Percent is CPU over Wall, in percent of CPUs: 100 means every CPU the
+// generator may use was busy throughout. 0 when nothing was measured.
+func (g GeneratorUse) Percent() float64 {
+	if g.Wall <= 0 || g.CPUs <= 0 {
+		return 0
+	}
+	return 100 * g.CPU.Seconds() / (g.Wall.Seconds() * float64(g.CPUs))
+}
+
+// LoadBound says whether the generator, not the server, limited res, and
+// why: "" when nothing says so. A run is generator-bound when its process
+// used BoundCPUPercent or more of its CPUs (GeneratorUse), or when an
+// open-model run sent its requests more than BoundLag late at p99 (the
+// Lag histogram) while the server answered them faster than that (the
+// Service p99): the sends, not the answers, were late. The text names the
+// figures, e.g. "load-bound: client CPU 97 % of 2 cores, lag p99 12 ms".
+func LoadBound(res *Result) string {
+	if res == nil {
+		return ""
+	}
+	cpu := res.Generator.Percent()
+	var lag, service time.Duration
+	if h := res.Histograms.Lag; h != nil && h.TotalCount() > 0 {
+		lag = usDuration(float64(h.ValueAtQuantile(99)))
+	}
+	if h := res.Histograms.Service; h != nil && h.TotalCount() > 0 {
+		service = usDuration(float64(h.ValueAtQuantile(99)))
+	}
+	byCPU := cpu >= BoundCPUPercent
+	byLag := res.Pacer != "" && lag > BoundLag && lag > service
+	if !byCPU && !byLag {
+		return ""
+	}
+	s := "load-bound:"
+	if res.Generator.CPUs > 0 {
+		s += fmt.Sprintf(" client CPU %.0f %% of %d %s,", math.Round(cpu), res.Generator.CPUs, plural(res.Generator.CPUs, "core", "cores"))
+	}
+	if res.Pacer != "" {
+		s += " lag p99 " + FormatDuration(lag)
+		if res.Missed > 0 {
+			s += fmt.Sprintf(", %d due never sent", res.Missed)
+		}
+	}
+	return trimComma(s)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func trimComma(s string) string {
+	for len(s) > 0 && (s[len(s)-1] == ',' || s[len(s)-1] == ' ') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
