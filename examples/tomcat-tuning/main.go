@@ -49,6 +49,9 @@ func main() {
 	flag.StringVar(&o.Root, "root", o.Root, "host root: a fixture or mounted tree for plan mode")
 	flag.StringVar(&o.Iface, "iface", "", "NIC to tune (default: the interface holding the URL's address)")
 	flag.StringVar(&o.LoadNetNS, "load-netns", "", "run each load inside this network namespace (ip netns), like the guide's client machine")
+	flag.StringVar(&o.LoadHost, "load-host", "", "run each load on this client machine, [USER@]HOST[:PORT], through ssh (BatchMode, known host keys only), as the guide's wrk2 client; needs -url with an address it reaches")
+	flag.StringVar(&o.SSHConfig, "ssh-config", "", "with -load-host: ssh configuration file (ssh -F)")
+	flag.StringVar(&o.LoadWorker, "load-worker", "", "with -load-host: the worker binary to copy to the client (default: this binary; build one with GOARCH=… go build for a client of another architecture)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "tomcat-tuning: unexpected arguments %q\n", flag.Args())

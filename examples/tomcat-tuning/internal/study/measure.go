@@ -27,7 +27,7 @@ const warmupRuns = 3
 // the JVM's CPU when pid > 0. With -cpu-method affinity under -apply the
 // load generator is pinned to the placement's load CPUs.
 func (r *run) measure(ctx context.Context, name, target string, pid int) (loadgen.StepFigures, error) {
-	if r.o.CPUMethod == MethodAffinity && r.o.Apply && !r.place.Load.IsEmpty() {
+	if r.o.CPUMethod == MethodAffinity && r.o.Apply && !r.place.Load.IsEmpty() && r.client == nil {
 		pin, err := r.numa.PlanPin(os.Getpid(), r.place.Load)
 		if err == nil {
 			err = pin.Apply(ctx)
@@ -168,10 +168,14 @@ func (r *run) census(ctx context.Context) (tomcatconf.Recommendation, error) {
 	return rec, nil
 }
 
-// runLoad runs one load: here, or in a worker inside -load-netns's
-// network namespace, so the load reaches Tomcat through the namespace's
-// interface, as from the guide's client machine.
+// runLoad runs one load: here, in a worker inside -load-netns's network
+// namespace, so the load reaches Tomcat through the namespace's
+// interface, or on -load-host's client machine over ssh, as the guide's
+// wrk2 does.
 func (r *run) runLoad(ctx context.Context, cfg loadgen.Config) (*loadgen.Result, error) {
+	if r.client != nil {
+		return r.client.Run(ctx, cfg)
+	}
 	if r.o.LoadNetNS != "" {
 		return NetNSLoad{NetNS: r.o.LoadNetNS}.Run(ctx, cfg)
 	}

@@ -57,6 +57,8 @@ type run struct {
 	measured []loadgen.StepFigures
 	jvmPID   int
 	stdin    *bufio.Reader
+	// client is -load-host's client, once its worker is in place.
+	client *SSHClient
 }
 
 func newRun(h Host, o Options, log io.Writer) *run {
@@ -100,6 +102,13 @@ func Plan(ctx context.Context, h Host, o Options, log io.Writer) (Results, error
 	}
 	fmt.Fprintln(log, "== Baseline (nothing on the host changes) ==")
 	r := newRun(h, o, log)
+	if o.LoadHost != "" {
+		done, err := r.setupClient(ctx, nil)
+		if err != nil {
+			return Results{}, err
+		}
+		defer done()
+	}
 	target, cleanup, err := r.baselineTarget(ctx)
 	if err != nil {
 		return Results{}, err
@@ -247,6 +256,13 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 	if err := j.Applied(tomcatSeq); err != nil {
 		return res, err
 	}
+	if o.LoadHost != "" {
+		done, err := r.setupClient(ctx, j)
+		if err != nil {
+			return res, errors.Join(err, r.finishTomcat(context.WithoutCancel(ctx)), j.Reverted(tomcatSeq))
+		}
+		defer done()
+	}
 	selfAff, err := r.numa.Affinity(os.Getpid())
 	if err != nil {
 		return res, err
@@ -290,6 +306,53 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 		}
 	}
 	return res, errors.Join(runErr, stopErr)
+}
+
+// setupClient puts the worker on -load-host's client (SSHClient.Setup),
+// journaling its directory in j when not nil, and returns the function
+// that removes it (and marks the record reverted) at the end of the run.
+func (r *run) setupClient(ctx context.Context, j *tuning.Journal) (func(), error) {
+	c, err := ParseLoadHost(r.o.LoadHost, r.o.SSHConfig)
+	if err != nil {
+		return nil, err
+	}
+	exe := r.o.LoadWorker
+	if exe == "" {
+		if exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("the study's binary, to copy to %s: %w", c.Host, err)
+		}
+	}
+	seq := -1
+	err = c.Setup(ctx, exe, func(c *SSHClient) error {
+		if j == nil {
+			return nil
+		}
+		undo, err := tuning.NewUndo(KindRemoteDir, c)
+		if err != nil {
+			return err
+		}
+		if seq, err = j.Begin(StepLoadHost, []tuning.Undo{undo}); err != nil {
+			return err
+		}
+		return j.Applied(seq)
+	})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(r.log, "load generator: client %s over ssh, worker %s (SHA-256 verified)\n", c.Host, c.Exe())
+	r.client = c
+	return func() {
+		if err := c.Cleanup(context.Background()); err != nil {
+			fmt.Fprintf(r.log, "remove the worker from %s: %v (-revert -journal %s retries)\n", c.Host, err, r.o.Journal)
+			return
+		}
+		fmt.Fprintf(r.log, "removed %s from %s\n", c.Dir, c.Host)
+		if j != nil && seq >= 0 {
+			if err := j.Reverted(seq); err != nil {
+				fmt.Fprintf(r.log, "journal: %v\n", err)
+			}
+		}
+	}, nil
 }
 
 func slices_contains(steps []tuning.Step, name string) bool {
