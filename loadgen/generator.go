@@ -11,9 +11,14 @@ const (
 	// BoundCPUPercent is the generator's CPU use, in percent of the CPUs
 	// it may run on, at or above which it, not the server, set the pace.
 	BoundCPUPercent = 90.0
-	// BoundLag is the send lag p99 above which an open-model run that the
-	// server answered faster than that was paced by the generator.
+	// BoundLag is the send lag p99 above which an open-model run whose
+	// connections were mostly idle (BoundBusy) was paced by the generator.
 	BoundLag = 10 * time.Millisecond
+	// BoundBusy is the share of the run's connections busy with a request
+	// on average (Little's law: achieved rate × mean service time over the
+	// connections) under which late sends are the generator's, not a
+	// server that kept every connection waiting.
+	BoundBusy = 0.5
 )
 
 // GeneratorUse is the CPU the load generator's process used over a run,
@@ -44,23 +49,26 @@ func (g GeneratorUse) Percent() float64 {
 // why: "" when nothing says so. A run is generator-bound when its process
 // used BoundCPUPercent or more of its CPUs (GeneratorUse), or when an
 // open-model run sent its requests more than BoundLag late at p99 (the
-// Lag histogram) while the server answered them faster than that (the
-// Service p99): the sends, not the answers, were late. The text names the
+// Lag histogram) while its connections were mostly idle (fewer than
+// BoundBusy of them waiting for a response on average): a server that
+// holds every connection busy also makes sends late, but then the
+// connections, not the generator, are waiting. The text names the
 // figures, e.g. "load-bound: client CPU 97 % of 2 cores, lag p99 12 ms".
 func LoadBound(res *Result) string {
 	if res == nil {
 		return ""
 	}
 	cpu := res.Generator.Percent()
-	var lag, service time.Duration
+	var lag time.Duration
 	if h := res.Histograms.Lag; h != nil && h.TotalCount() > 0 {
 		lag = usDuration(float64(h.ValueAtQuantile(99)))
 	}
-	if h := res.Histograms.Service; h != nil && h.TotalCount() > 0 {
-		service = usDuration(float64(h.ValueAtQuantile(99)))
+	busy := 1.0
+	if h := res.Histograms.Service; h != nil && h.TotalCount() > 0 && res.Connections > 0 {
+		busy = res.AchievedRate * usDuration(h.Mean()).Seconds() / float64(res.Connections)
 	}
 	byCPU := cpu >= BoundCPUPercent
-	byLag := res.Pacer != "" && lag > BoundLag && lag > service
+	byLag := res.Pacer != "" && lag > BoundLag && busy < BoundBusy
 	if !byCPU && !byLag {
 		return ""
 	}
