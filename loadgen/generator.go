@@ -34,15 +34,29 @@ type GeneratorUse struct {
 	Wall time.Duration `json:"wall_ns"`
 	// CPUs is the number of CPUs the process may run on (its affinity).
 	CPUs int `json:"cpus"`
+	// Quota, when > 0, is the CPUs' worth of time its cgroup's CPU quota
+	// allows (cpu.max, or cpu.cfs_quota_us over cpu.cfs_period_us, of its
+	// own cgroup): a container's generator may have 8 CPUs and a quota
+	// of 0.5.
+	Quota float64 `json:"cpu_quota,omitempty"`
 }
 
-// Percent is CPU over Wall, in percent of CPUs: 100 means every CPU the
-// generator may use was busy throughout. 0 when nothing was measured.
+// Cores is what the generator may use: CPUs, or Quota when lower.
+func (g GeneratorUse) Cores() float64 {
+	c := float64(g.CPUs)
+	if g.Quota > 0 && (g.Quota < c || c == 0) {
+		c = g.Quota
+	}
+	return c
+}
+
+// Percent is CPU over Wall, in percent of Cores: 100 means the generator
+// used all it may throughout. 0 when nothing was measured.
 func (g GeneratorUse) Percent() float64 {
-	if g.Wall <= 0 || g.CPUs <= 0 {
+	if g.Wall <= 0 || g.Cores() <= 0 {
 		return 0
 	}
-	return 100 * g.CPU.Seconds() / (g.Wall.Seconds() * float64(g.CPUs))
+	return 100 * g.CPU.Seconds() / (g.Wall.Seconds() * g.Cores())
 }
 
 // LoadBound says whether the generator, not the server, limited res, and
@@ -73,8 +87,12 @@ func LoadBound(res *Result) string {
 		return ""
 	}
 	s := "load-bound:"
-	if res.Generator.CPUs > 0 {
-		s += fmt.Sprintf(" client CPU %.0f %% of %d %s,", math.Round(cpu), res.Generator.CPUs, plural(res.Generator.CPUs, "core", "cores"))
+	if g := res.Generator; g.Cores() > 0 {
+		if c := g.Cores(); c < float64(g.CPUs) {
+			s += fmt.Sprintf(" client CPU %.0f %% of its %g-core quota,", math.Round(cpu), c)
+		} else {
+			s += fmt.Sprintf(" client CPU %.0f %% of %d %s,", math.Round(cpu), g.CPUs, plural(g.CPUs, "core", "cores"))
+		}
 	}
 	if res.Pacer != "" {
 		s += " lag p99 " + FormatDuration(lag)

@@ -38,6 +38,7 @@ func TestLoadBound(t *testing.T) {
 		{"late sends behind a server holding every connection", open(300*time.Millisecond, 1, hist(20000), hist(9000), 7), ""},
 		{"closed loop, CPU bound", &loadgen.Result{Generator: loadgen.GeneratorUse{CPU: 950 * time.Millisecond, Wall: time.Second, CPUs: 1}}, "load-bound: client CPU 95 % of 1 core"},
 		{"nothing measured", &loadgen.Result{}, ""},
+		{"CPU quota", &loadgen.Result{Generator: loadgen.GeneratorUse{CPU: 95 * time.Millisecond, Wall: time.Second, CPUs: 2, Quota: 0.1}}, "load-bound: client CPU 95 % of its 0.1-core quota"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

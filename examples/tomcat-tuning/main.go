@@ -106,6 +106,7 @@ func run(ctx context.Context, w io.Writer, steps string, o study.Options, revert
 			return err
 		}
 		fmt.Fprint(w, res.Comparison().Text())
+		fmt.Fprint(w, res.LoadBoundText())
 		fmt.Fprint(w, study.Legend(o, res.Measured[0]))
 		fmt.Fprintln(w, "-apply runs the plan, measuring after each step")
 		return nil
@@ -119,6 +120,7 @@ func run(ctx context.Context, w io.Writer, steps string, o study.Options, revert
 	if len(res.Measured) > 0 {
 		fmt.Fprintln(w, "== Step table ==")
 		fmt.Fprint(w, res.Comparison().Text())
+		fmt.Fprint(w, res.LoadBoundText())
 		fmt.Fprint(w, study.Legend(o, res.Measured[0]))
 		if err := study.WriteOutputs(o, res); err != nil {
 			runErr = errors.Join(runErr, err)

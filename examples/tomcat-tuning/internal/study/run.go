@@ -36,6 +36,9 @@ type Results struct {
 	Baseline map[string]bool
 	// Kept is true when -keep left the changes in place.
 	Kept bool
+	// LoadBound maps a measured step to why the load generator limited
+	// one of its runs (loadgen.LoadBound); absent when none was.
+	LoadBound map[string]string
 }
 
 // Comparison is the step table of the measured figures.
@@ -55,6 +58,7 @@ type run struct {
 	// place is where Tomcat and the load run now.
 	place    Placement
 	measured []loadgen.StepFigures
+	bound    map[string]string
 	jvmPID   int
 	stdin    *bufio.Reader
 	// client is -load-host's client, once its worker is in place.
@@ -62,7 +66,7 @@ type run struct {
 }
 
 func newRun(h Host, o Options, log io.Writer) *run {
-	r := &run{h: h, o: o, log: log, numa: numa.NewDefault(), findings: &Findings{}, place: InitialPlacement(h, o)}
+	r := &run{h: h, o: o, log: log, numa: numa.NewDefault(), findings: &Findings{}, place: InitialPlacement(h, o), bound: map[string]string{}}
 	if h.Tomcat.Instance != nil {
 		r.tomcat = &tomcatconf.RestartChange{Instance: *h.Tomcat.Instance, ReadyURL: h.NIC.URL}
 	}
@@ -118,7 +122,7 @@ func Plan(ctx context.Context, h Host, o Options, log io.Writer) (Results, error
 	if err != nil {
 		return Results{}, err
 	}
-	return Results{Measured: []loadgen.StepFigures{m}}, nil
+	return Results{Measured: []loadgen.StepFigures{m}, LoadBound: r.bound}, nil
 }
 
 func indent(s string) string {
@@ -292,7 +296,7 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 			return r.measureStep(ctx, sr.Name)
 		}}
 	results, runErr := runner.Run(ctx, announce(log, steps))
-	res.Steps, res.Measured = results, r.measured
+	res.Steps, res.Measured, res.LoadBound = results, r.measured, r.bound
 	// The JVM was started with the tuned files: with -keep it stays up
 	// as tuned; otherwise Tomcat is put back as found.
 	var stopErr error
