@@ -271,3 +271,55 @@ poll:
 	assert.Equal(t, []int{cli.sshdPID}, procsInNetNS(t, n.path(n.cli)), "only sshd runs in the client namespace")
 	assert.Empty(t, cli.workerDirs(), "worker directories left on the client")
 }
+
+// TestIntegrationLoadHostFailures: a client the study cannot use stops
+// -apply before any step, with an error naming the host, what failed and
+// the fix, and leaves server.xml byte-identical, no JVM, a journal with
+// nothing pending and nothing on the client.
+func TestIntegrationLoadHostFailures(t *testing.T) {
+	testutil.RequireHostTests(t)
+	bin := program(t)
+	for _, tt := range []struct {
+		name                     string
+		unknownHostKey, wrongKey bool
+		port                     string
+		want                     []string
+	}{
+		{name: "unknown host key", unknownHostKey: true, want: []string{"host key not verified", "ssh-keyscan -p 22 10.213.13.2", "ssh-keygen -R 10.213.13.2"}},
+		{name: "wrong key", wrongKey: true, want: []string{"authentication failed", "BatchMode=yes"}},
+		{name: "host down", port: ":2222", want: []string{"host unreachable", "Connection refused"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in, port, orig := tomcatBase(t)
+			n := newStudyNetNS(t)
+			cli := startSSHD(t, n, tt.unknownHostKey, tt.wrongKey)
+			journal := filepath.Join(t.TempDir(), "j")
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			host := cli.loadHost + tt.port
+			cmd := exec.CommandContext(ctx, "ip", "netns", "exec", n.srv, bin, "-apply",
+				"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
+				"-url", fmt.Sprintf("http://%s:%d%s", n.srvAddr, port, loadgen.HelloWorldPath),
+				"-load-host", host, "-ssh-config", cli.config, "-steps", "nic-queues", "-journal", journal)
+			cmd.Env = cleanEnv()
+			out, err := cmd.CombinedOutput()
+			t.Logf("tomcat-tuning -load-host %s:\n%s", host, out)
+			require.Error(t, err)
+			assert.Contains(t, string(out), "client "+host+" (ssh): read its architecture (uname -m)")
+			for _, w := range tt.want {
+				assert.Contains(t, string(out), w)
+			}
+			got, err := os.ReadFile(in.ServerXML())
+			require.NoError(t, err)
+			assert.Equal(t, orig, got, "server.xml byte-identical")
+			assert.Empty(t, jvmPIDsOf(t, in.Base), "no JVM")
+			entries, err := tuning.ReadJournal(journal)
+			require.NoError(t, err)
+			for _, e := range entries {
+				assert.True(t, e.Reverted, "journal entry %s pending", e.Step)
+			}
+			assert.Equal(t, []int{cli.sshdPID}, procsInNetNS(t, n.path(n.cli)), "only sshd in the client namespace")
+			assert.Empty(t, cli.workerDirs(), "nothing on the client")
+		})
+	}
+}
