@@ -323,3 +323,79 @@ func TestIntegrationLoadHostFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestIntegrationLoadHostKillThenRevert kills the study (SIGKILL) while
+// its baseline load runs on the client: the ssh session dies with it and
+// the worker, watching its stdin, exits; the worker's directory stays
+// until -revert, which removes it over ssh (the journal holds the host,
+// the ssh config and the directory) and stops the JVM, leaving server.xml
+// byte-identical and nothing on the client.
+func TestIntegrationLoadHostKillThenRevert(t *testing.T) {
+	testutil.RequireHostTests(t)
+	bin := program(t)
+	in, port, orig := tomcatBase(t)
+	n := newStudyNetNS(t)
+	cli := startSSHD(t, n, false, false)
+	t.Cleanup(func() { assert.Empty(t, jvmPIDsOf(t, in.Base), "a JVM of %s was left running", in.Base) })
+	journal := filepath.Join(t.TempDir(), "j")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", n.srv, bin, "-apply",
+		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
+		"-url", fmt.Sprintf("http://%s:%d%s", n.srvAddr, port, loadgen.HelloWorldPath),
+		"-load-host", cli.loadHost, "-ssh-config", cli.config, "-steps", "nic-queues",
+		"-warmup", "0s", "-duration", "60s", "-rate", "50", "-connections", "2", "-journal", journal)
+	cmd.Env = cleanEnv()
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	// Bounded: wait for the baseline's load on the client (a worker
+	// process, named by its directory, in the client namespace).
+	deadline := time.Now().Add(90 * time.Second)
+	workerRuns := func() bool {
+		for _, pid := range procsInNetNS(t, n.path(n.cli)) {
+			cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+			if strings.Contains(string(cmdline), "tomcat-tuning-worker.") && strings.HasSuffix(string(cmdline), study.WorkerArg+"\x00") {
+				return true
+			}
+		}
+		return false
+	}
+	for !workerRuns() {
+		require.True(t, time.Now().Before(deadline), "no worker on the client after 90s:\n%s", out.String())
+		select {
+		case err := <-exited:
+			t.Fatalf("the study exited (%v) before its load ran:\n%s", err, out.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	require.Len(t, cli.workerDirs(), 1, "the worker's directory")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	err := <-exited
+	exited <- err
+	t.Logf("tomcat-tuning (killed: %v):\n%s", err, out.String())
+	for time.Now().Before(deadline) && len(procsInNetNS(t, n.path(n.cli))) > 1 {
+		time.Sleep(50 * time.Millisecond)
+	}
+	assert.Equal(t, []int{cli.sshdPID}, procsInNetNS(t, n.path(n.cli)), "the session and its worker ended with the study")
+	assert.Len(t, cli.workerDirs(), 1, "the directory waits for -revert")
+
+	rev := exec.CommandContext(ctx, "ip", "netns", "exec", n.srv, bin, "-revert", "-journal", journal)
+	rev.Env = cleanEnv()
+	rout, err := rev.CombinedOutput()
+	t.Logf("tomcat-tuning -revert:\n%s", rout)
+	require.NoError(t, err)
+	assert.Contains(t, string(rout), "reverted "+study.StepLoadHost)
+	assert.Empty(t, cli.workerDirs(), "-revert removed the worker's directory")
+	got, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	assert.Equal(t, orig, got, "server.xml byte-identical")
+	assert.Empty(t, jvmPIDsOf(t, in.Base), "no JVM of the run")
+	assert.Equal(t, []int{cli.sshdPID}, procsInNetNS(t, n.path(n.cli)), "only sshd in the client namespace")
+}
