@@ -399,3 +399,74 @@ func TestIntegrationLoadHostKillThenRevert(t *testing.T) {
 	assert.Empty(t, jvmPIDsOf(t, in.Base), "no JVM of the run")
 	assert.Equal(t, []int{cli.sshdPID}, procsInNetNS(t, n.path(n.cli)), "only sshd in the client namespace")
 }
+
+// TestIntegrationLoadHostWorkerKilled kills the worker on the client
+// (SIGKILL, by PID) mid-load: the study's step fails with the host and
+// what failed, everything is reverted and the worker's directory is
+// removed; server.xml byte-identical, no JVM, nothing on the client.
+func TestIntegrationLoadHostWorkerKilled(t *testing.T) {
+	testutil.RequireHostTests(t)
+	bin := program(t)
+	in, port, orig := tomcatBase(t)
+	n := newStudyNetNS(t)
+	cli := startSSHD(t, n, false, false)
+	t.Cleanup(func() { assert.Empty(t, jvmPIDsOf(t, in.Base), "a JVM of %s was left running", in.Base) })
+	journal := filepath.Join(t.TempDir(), "j")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", n.srv, bin, "-apply",
+		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
+		"-url", fmt.Sprintf("http://%s:%d%s", n.srvAddr, port, loadgen.HelloWorldPath),
+		"-load-host", cli.loadHost, "-ssh-config", cli.config, "-steps", "nic-queues",
+		"-warmup", "0s", "-duration", "60s", "-rate", "50", "-connections", "2", "-journal", journal)
+	cmd.Env = cleanEnv()
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	deadline := time.Now().Add(90 * time.Second)
+	worker := 0
+	for worker == 0 {
+		for _, pid := range procsInNetNS(t, n.path(n.cli)) {
+			cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+			if strings.Contains(string(cmdline), "tomcat-tuning-worker.") && strings.HasSuffix(string(cmdline), study.WorkerArg+"\x00") {
+				worker = pid
+			}
+		}
+		require.True(t, time.Now().Before(deadline), "no worker on the client after 90s:\n%s", out.String())
+		select {
+		case err := <-exited:
+			t.Fatalf("the study exited (%v) before its load ran:\n%s", err, out.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	require.NoError(t, syscall.Kill(worker, syscall.SIGKILL)) // the worker this test's study started
+	var err error
+	select {
+	case err = <-exited:
+		exited <- err
+	case <-time.After(90 * time.Second):
+		t.Fatalf("the study ran on 90s after its worker was killed:\n%s", out.String())
+	}
+	text := out.String()
+	t.Logf("tomcat-tuning (worker %d killed):\n%s", worker, text)
+	require.Error(t, err)
+	assert.Contains(t, text, "client "+cli.loadHost+" (ssh)")
+	assert.Contains(t, text, "removed /")
+	got, rerr := os.ReadFile(in.ServerXML())
+	require.NoError(t, rerr)
+	assert.Equal(t, orig, got, "server.xml byte-identical")
+	assert.Empty(t, jvmPIDsOf(t, in.Base), "no JVM of the run")
+	entries, jerr := tuning.ReadJournal(journal)
+	require.NoError(t, jerr)
+	for _, e := range entries {
+		assert.True(t, e.Reverted, "journal entry %s pending", e.Step)
+	}
+	assert.Equal(t, []int{cli.sshdPID}, procsInNetNS(t, n.path(n.cli)), "only sshd in the client namespace")
+	assert.Empty(t, cli.workerDirs(), "nothing on the client")
+}
