@@ -62,7 +62,7 @@ func ReadResultJSON(r io.Reader) (*Result, error) {
 		Bytes: j.Bytes, BodyBytes: j.BodyBytes, KeepAliveResponses: j.KeepAliveResponses,
 		LengthMismatches: j.LengthMismatches, DocumentLength: j.DocumentLength, Server: j.Server,
 		Errors: j.Errors, Connects: j.Connects, Reconnects: j.Reconnects, Incomplete: j.Incomplete,
-		Missed: j.Missed, Dropped: j.Dropped, OpenFiles: j.OpenFiles, RateSamples: j.RateSamples,
+		Missed: j.Missed, Dropped: j.Dropped, OpenFiles: j.OpenFiles, Generator: j.Generator, RateSamples: j.RateSamples,
 		Histograms: newHistograms(),
 		Drain: Drain{Requests: j.Drain.Requests, Errors: j.Drain.Errors, Timeouts: j.Drain.Timeouts,
 			Elapsed: secs(j.Drain.ElapsedSeconds), Latency: NewHistogram()},

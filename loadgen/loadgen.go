@@ -18,11 +18,17 @@ var ErrOpenFiles = errors.New("loadgen: open-files limit too low")
 // returns an error wrapping ErrOpenFiles when it cannot. It opens
 // keep-alive connections before the clock starts. Errors during the run
 // (refused connections, resets, timeouts, malformed responses) are counted
-// in Result.Errors, not returned.
+// in Result.Errors, not returned. Result.Generator is the process's CPU
+// use over the run.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	c, err := cfg.normalize(runtime.GOMAXPROCS(0))
 	if err != nil {
 		return nil, err
 	}
-	return run(ctx, c)
+	clock := startGeneratorClock()
+	res, err := run(ctx, c)
+	if res != nil {
+		res.Generator = clock.use()
+	}
+	return res, err
 }

@@ -75,6 +75,7 @@ type ResultJSON struct {
 	TLS                *TLSStats                `json:"tls,omitempty"`
 	Dropped            int64                    `json:"dropped"`
 	OpenFiles          RlimitChange             `json:"open_files"`
+	Generator          GeneratorUse             `json:"generator,omitzero"`
 	RateSamples        []float64                `json:"rate_samples"`
 	Histograms         map[string]HistogramJSON `json:"histograms"`
 }
@@ -98,7 +99,7 @@ func (res *Result) JSON() (ResultJSON, error) {
 		KeepAliveResponses: res.KeepAliveResponses, LengthMismatches: res.LengthMismatches,
 		DocumentLength: res.DocumentLength, Server: res.Server, Errors: res.Errors,
 		Connects: res.Connects, Reconnects: res.Reconnects, Incomplete: res.Incomplete, Missed: res.Missed,
-		Dropped: res.Dropped, OpenFiles: res.OpenFiles, RateSamples: res.RateSamples,
+		Dropped: res.Dropped, OpenFiles: res.OpenFiles, Generator: res.Generator, RateSamples: res.RateSamples,
 		Histograms: map[string]HistogramJSON{},
 	}
 	out.Drain = DrainJSON{Requests: res.Drain.Requests, Errors: res.Drain.Errors, Timeouts: res.Drain.Timeouts,

@@ -154,6 +154,10 @@ type Result struct {
 	// OpenFiles is the RLIMIT_NOFILE soft limit before and after Run raised
 	// it.
 	OpenFiles RlimitChange
+
+	// Generator is the CPU the generator's process used during the run,
+	// against the CPUs it may use (LoadBound reads it).
+	Generator GeneratorUse
 }
 
 // Drain counts the requests sent in the measured window that were still in

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -200,4 +201,45 @@ func TestLoadWorkerProcess(t *testing.T) {
 	assert.ErrorContains(t, runErr, "in this network namespace")
 	_, err = os.Stat(filepath.Join("/proc", strconv.Itoa(pid)))
 	assert.True(t, os.IsNotExist(err), "worker %d still in /proc after run returned", pid)
+}
+
+// TestLoadWorkerSessionEnd: a worker exits when its standard input ends
+// after the Config (the study's pipe or ssh session closed), without a
+// signal, and says why; a worker whose input stays open reports its own
+// CPU use with the Result.
+func TestLoadWorkerSessionEnd(t *testing.T) {
+	bin := program(t)
+	t.Cleanup(func() { assert.Empty(t, workerProcs(t, bin), "a worker was left running") })
+	hw, err := loadgen.StartHelloWorld("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { hw.Close() })
+
+	res, err := study.NetNSLoad{Exe: bin}.Run(context.Background(), loadgen.Config{URL: hw.URL, Rate: 200, Connections: 2, Duration: 500 * time.Millisecond})
+	require.NoError(t, err, "the pipe stays open until the Result")
+	assert.Greater(t, res.Generator.CPUs, 0, "the worker's CPUs")
+	assert.Greater(t, res.Generator.Wall, 500*time.Millisecond)
+	assert.Greater(t, res.Generator.CPU, time.Duration(0))
+
+	cmd := exec.Command(bin, study.WorkerArg)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill() // by PID; a no-op once it exited
+	})
+	require.NoError(t, loadgen.WriteConfigJSON(stdin, loadgen.Config{URL: hw.URL, Rate: 20, Connections: 2, Duration: time.Minute}))
+	pid := waitWorker(t, bin, nil)
+	require.Equal(t, cmd.Process.Pid, pid)
+	require.NoError(t, stdin.Close())
+	select {
+	case err := <-exited:
+		require.Error(t, err)
+		assert.Contains(t, stderr.String(), "session ended")
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the worker ran on 20s after its standard input closed")
+	}
 }

@@ -49,6 +49,9 @@ func main() {
 	flag.StringVar(&o.Root, "root", o.Root, "host root: a fixture or mounted tree for plan mode")
 	flag.StringVar(&o.Iface, "iface", "", "NIC to tune (default: the interface holding the URL's address)")
 	flag.StringVar(&o.LoadNetNS, "load-netns", "", "run each load inside this network namespace (ip netns), like the guide's client machine")
+	flag.StringVar(&o.LoadHost, "load-host", "", "run each load on this client machine, [USER@]HOST[:PORT], through ssh (BatchMode, known host keys only), as the guide's wrk2 client; needs -url with an address it reaches")
+	flag.StringVar(&o.SSHConfig, "ssh-config", "", "with -load-host: ssh configuration file (ssh -F)")
+	flag.StringVar(&o.LoadWorker, "load-worker", "", "with -load-host: the worker binary to copy to the client (default: this binary; build one with GOARCH=… go build for a client of another architecture)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "tomcat-tuning: unexpected arguments %q\n", flag.Args())
@@ -103,6 +106,7 @@ func run(ctx context.Context, w io.Writer, steps string, o study.Options, revert
 			return err
 		}
 		fmt.Fprint(w, res.Comparison().Text())
+		fmt.Fprint(w, res.LoadBoundText())
 		fmt.Fprint(w, study.Legend(o, res.Measured[0]))
 		fmt.Fprintln(w, "-apply runs the plan, measuring after each step")
 		return nil
@@ -116,6 +120,7 @@ func run(ctx context.Context, w io.Writer, steps string, o study.Options, revert
 	if len(res.Measured) > 0 {
 		fmt.Fprintln(w, "== Step table ==")
 		fmt.Fprint(w, res.Comparison().Text())
+		fmt.Fprint(w, res.LoadBoundText())
 		fmt.Fprint(w, study.Legend(o, res.Measured[0]))
 		if err := study.WriteOutputs(o, res); err != nil {
 			runErr = errors.Join(runErr, err)

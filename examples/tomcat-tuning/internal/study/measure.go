@@ -27,7 +27,7 @@ const warmupRuns = 3
 // the JVM's CPU when pid > 0. With -cpu-method affinity under -apply the
 // load generator is pinned to the placement's load CPUs.
 func (r *run) measure(ctx context.Context, name, target string, pid int) (loadgen.StepFigures, error) {
-	if r.o.CPUMethod == MethodAffinity && r.o.Apply && !r.place.Load.IsEmpty() {
+	if r.o.CPUMethod == MethodAffinity && r.o.Apply && !r.place.Load.IsEmpty() && r.client == nil {
 		pin, err := r.numa.PlanPin(os.Getpid(), r.place.Load)
 		if err == nil {
 			err = pin.Apply(ctx)
@@ -57,6 +57,7 @@ func (r *run) measure(ctx context.Context, name, target string, pid int) (loadge
 			runs := make([]float64, len(c.Runs))
 			for i, res := range c.Runs {
 				runs[i] = res.AchievedRate
+				r.noteBound(name, fmt.Sprintf("capacity run %d", i+1), res)
 			}
 			fmt.Fprintf(r.log, "%s: capacity runs at %.0f req/s offered: %s req/s\n", name, r.o.CapacityRate, joinRates(runs))
 			if !c.Saturated {
@@ -64,6 +65,7 @@ func (r *run) measure(ctx context.Context, name, target string, pid int) (loadge
 			}
 		},
 		OnLatency: func(res *loadgen.Result) {
+			r.noteBound(name, "latency run", res)
 			if res.Missed > 0 {
 				fmt.Fprintf(r.log, "warning: %d requests due were never sent (all %d connections busy): the server fell behind the common rate %.0f\n",
 					res.Missed, res.Connections, res.OfferedRate)
@@ -82,7 +84,21 @@ func (r *run) measure(ctx context.Context, name, target string, pid int) (loadge
 		fmt.Fprintf(r.log, ", JVM CPU %.0f%%", f.CPU)
 	}
 	fmt.Fprintln(r.log)
+	if why := r.bound[name]; why != "" {
+		fmt.Fprintf(r.log, "%s: %s: the load generator, not Tomcat, limited this step's figure\n", name, why)
+	}
 	return m, nil
+}
+
+// noteBound keeps the first reason the generator limited one of step's
+// runs (loadgen.LoadBound), and prints the generator's CPU use of each.
+func (r *run) noteBound(step, which string, res *loadgen.Result) {
+	if g := res.Generator; g.CPUs > 0 {
+		fmt.Fprintf(r.log, "%s: %s: load generator CPU %.0f %% of %d cores\n", step, which, g.Percent(), g.CPUs)
+	}
+	if why := loadgen.LoadBound(res); why != "" && r.bound[step] == "" {
+		r.bound[step] = why + " (" + which + ")"
+	}
 }
 
 // commonRate is the rate of every step's latency run: -rate, or the one
@@ -168,10 +184,14 @@ func (r *run) census(ctx context.Context) (tomcatconf.Recommendation, error) {
 	return rec, nil
 }
 
-// runLoad runs one load: here, or in a worker inside -load-netns's
-// network namespace, so the load reaches Tomcat through the namespace's
-// interface, as from the guide's client machine.
+// runLoad runs one load: here, in a worker inside -load-netns's network
+// namespace, so the load reaches Tomcat through the namespace's
+// interface, or on -load-host's client machine over ssh, as the guide's
+// wrk2 does.
 func (r *run) runLoad(ctx context.Context, cfg loadgen.Config) (*loadgen.Result, error) {
+	if r.client != nil {
+		return r.client.Run(ctx, cfg)
+	}
 	if r.o.LoadNetNS != "" {
 		return NetNSLoad{NetNS: r.o.LoadNetNS}.Run(ctx, cfg)
 	}

@@ -84,6 +84,11 @@ type Options struct {
 	Grub, Root, Iface string
 	// LoadNetNS runs every load inside this network namespace (ip netns).
 	LoadNetNS string
+	// LoadHost runs every load on this client machine, [USER@]HOST[:PORT],
+	// through OpenSSH's ssh (SSHClient); SSHConfig is passed as ssh -F;
+	// LoadWorker is the worker binary copied there (default: the study's
+	// own, for a client of this machine's architecture).
+	LoadHost, SSHConfig, LoadWorker string
 }
 
 // DefaultOptions returns the options with every default.
@@ -144,6 +149,9 @@ func (o Options) Check() error {
 			return fmt.Errorf("-iface %q: %w (want an interface of this network namespace, as `ip link` lists them)", o.Iface, err)
 		}
 	}
+	if err := o.checkLoadHost(); err != nil {
+		return err
+	}
 	return o.checkLoadNetNS()
 }
 
@@ -163,6 +171,56 @@ func checkOutput(flag, path string) error {
 	}
 	if err := unix.Access(target, unix.W_OK); err != nil {
 		return fmt.Errorf("%s %s: cannot be written (%s: %w): the figures would be lost at the end of the study", flag, path, target, err)
+	}
+	return nil
+}
+
+// checkLoadHost checks -load-host and the flags that go with it: one
+// client, reached by ssh, loading a URL it can reach (not loopback).
+func (o Options) checkLoadHost() error {
+	if o.LoadHost == "" {
+		switch {
+		case o.SSHConfig != "":
+			return fmt.Errorf("-ssh-config %q without -load-host: give the client to load from", o.SSHConfig)
+		case o.LoadWorker != "":
+			return fmt.Errorf("-load-worker %q without -load-host: give the client to load from", o.LoadWorker)
+		}
+		return nil
+	}
+	if strings.Contains(o.LoadHost, ",") {
+		return fmt.Errorf("-load-host %q: several clients are not supported yet: give one [USER@]HOST[:PORT]", o.LoadHost)
+	}
+	if _, err := ParseLoadHost(o.LoadHost, o.SSHConfig); err != nil {
+		return err
+	}
+	switch {
+	case o.LoadNetNS != "":
+		return fmt.Errorf("-load-host %q and -load-netns %q: give one place for the load", o.LoadHost, o.LoadNetNS)
+	case o.RemoteLoad:
+		return errors.New("-load-host runs the load on the client by ssh; -remote-load waits for a load run by hand: give one of them")
+	case o.URL == "":
+		return fmt.Errorf("-load-host %q needs -url http://SERVER:PORT/PATH with an address of this host the client reaches", o.LoadHost)
+	}
+	if err := loadgen.CheckURL(o.URL); err != nil {
+		return fmt.Errorf("-url: %w", err)
+	}
+	if u, err := url.Parse(o.URL); err == nil {
+		if ip := net.ParseIP(u.Hostname()); (ip != nil && ip.IsLoopback()) || u.Hostname() == "localhost" {
+			return fmt.Errorf("-url %q is a loopback address: the client %s would load itself; give an address of this host it reaches", o.URL, o.LoadHost)
+		}
+	}
+	if _, err := exec.LookPath("ssh"); err != nil {
+		return fmt.Errorf("-load-host %q runs the load through ssh: %w (install openssh-client)", o.LoadHost, err)
+	}
+	if o.SSHConfig != "" {
+		if _, err := os.Stat(o.SSHConfig); err != nil {
+			return fmt.Errorf("-ssh-config: %w", err)
+		}
+	}
+	if o.LoadWorker != "" {
+		if _, err := elfArch(o.LoadWorker); err != nil {
+			return fmt.Errorf("-load-worker: %w", err)
+		}
 	}
 	return nil
 }

@@ -53,6 +53,11 @@ type StepJSON struct {
 	// MeasuredIn is "baseline" for a step of the baseline that changed
 	// the host: its figures are the baseline's.
 	MeasuredIn string `json:"measured_in,omitempty"`
+	// LoadBound, when set, says the load generator limited a figure of
+	// the step (loadgen.LoadBound), e.g. "load-bound: client CPU 97 % of
+	// 2 cores, lag p99 12ms (capacity run 2)": that figure is the
+	// generator's, not Tomcat's.
+	LoadBound string `json:"load_bound,omitempty"`
 	*MeasuredJSON
 }
 
@@ -94,6 +99,19 @@ const (
 	StatusFailed    = "failed"
 )
 
+// LoadBoundText lists the measured steps whose figures the load
+// generator limited, one line each, for under the step table; "" when
+// none.
+func (r Results) LoadBoundText() string {
+	var b strings.Builder
+	for _, m := range r.Measured {
+		if why := r.LoadBound[m.Name]; why != "" {
+			fmt.Fprintf(&b, "%s: %s: the figure is the load generator's, not Tomcat's\n", m.Name, why)
+		}
+	}
+	return b.String()
+}
+
 // DocumentOf builds -json's document: the measured baseline first, then
 // each of the runner's results, measured when the comparison has a row of
 // that name (or, for a step of the baseline that was applied, when the
@@ -119,7 +137,7 @@ func DocumentOf(o Options, res Results) Document {
 		applied := sr != nil && (sr.Status == tuning.StatusApplied || sr.Status == tuning.StatusReverted)
 		switch {
 		case ok:
-			st.Status, st.MeasuredJSON = StatusMeasured, measuredOf(r)
+			st.Status, st.MeasuredJSON, st.LoadBound = StatusMeasured, measuredOf(r), res.LoadBound[name]
 		case applied && res.Baseline[name] && baseOK:
 			st.Status, st.MeasuredIn = StatusMeasured, "baseline"
 		case sr == nil || sr.Status == tuning.StatusFailed || applied:

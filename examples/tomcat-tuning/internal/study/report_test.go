@@ -4,7 +4,9 @@ package study
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,6 +107,14 @@ func TestCheck(t *testing.T) {
 		{func(o *Options) { o.JSONFile = "/nonexistent-dir/steps.json" }, "-json /nonexistent-dir/steps.json: cannot be written"},
 		{func(o *Options) { o.PlotFile = os.TempDir() }, "a folder, want a file to write"},
 		{func(o *Options) { o.Iface = "nosuch0" }, `-iface "nosuch0"`},
+		{func(o *Options) { o.LoadHost = "client" }, "-load-host \"client\" needs -url"},
+		{func(o *Options) { o.LoadHost, o.URL = "client", "http://127.0.0.1:8080/" }, "loopback address"},
+		{func(o *Options) { o.LoadHost, o.URL = "a,b", "http://10.0.0.1:8080/" }, "several clients"},
+		{func(o *Options) { o.LoadHost, o.URL = "u@h:99999", "http://10.0.0.1:8080/" }, `port "99999": want 1-65535`},
+		{func(o *Options) { o.LoadHost, o.URL = "-oProxyCommand=x", "http://10.0.0.1:8080/" }, "want [USER@]HOST[:PORT]"},
+		{func(o *Options) { o.LoadHost, o.LoadNetNS, o.URL = "h", "cli", "http://10.0.0.1:8080/" }, "give one place for the load"},
+		{func(o *Options) { o.SSHConfig = "/x" }, "-ssh-config \"/x\" without -load-host"},
+		{func(o *Options) { o.LoadHost, o.URL, o.LoadWorker = "h", "http://10.0.0.1:8080/", "/etc/hostname" }, "-load-worker: /etc/hostname"},
 	} {
 		o := DefaultOptions()
 		tt.set(&o)
@@ -129,6 +139,44 @@ func TestCheckTarget(t *testing.T) {
 	assert.ErrorContains(t, checkTarget(h), "port 80 is none")
 	h.Tomcat.Connectors = append(h.Tomcat.Connectors, tomcatconf.Connector{Port: "${port.http}"})
 	assert.NoError(t, checkTarget(h), "a placeholder port: cannot tell")
+}
+
+// TestParseLoadHost: [USER@]HOST[:PORT] becomes ssh's -l, host and -p,
+// with BatchMode and strict host keys always on.
+func TestParseLoadHost(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"client", "ssh -F cfg -T -o BatchMode=yes -o StrictHostKeyChecking=yes -o ConnectTimeout=10 -o ServerAliveInterval=5 -o ServerAliveCountMax=3 -- client true"},
+		{"bench@10.0.0.2:2222", "ssh -F cfg -T -o BatchMode=yes -o StrictHostKeyChecking=yes -o ConnectTimeout=10 -o ServerAliveInterval=5 -o ServerAliveCountMax=3 -p 2222 -l bench -- 10.0.0.2 true"},
+		{"root@[fd00::2]:22", "ssh -F cfg -T -o BatchMode=yes -o StrictHostKeyChecking=yes -o ConnectTimeout=10 -o ServerAliveInterval=5 -o ServerAliveCountMax=3 -p 22 -l root -- fd00::2 true"},
+	} {
+		c, err := ParseLoadHost(tt.in, "cfg")
+		require.NoError(t, err, tt.in)
+		assert.Equal(t, tt.want, strings.Join(c.sshArgs("true"), " "))
+	}
+	for _, bad := range []string{"", "@h", "h:0", "h;rm", "[::1", "-F/x"} {
+		_, err := ParseLoadHost(bad, "")
+		assert.Error(t, err, bad)
+	}
+}
+
+// TestSSHErrorFix: ssh's own failures are named, with the fix.
+func TestSSHErrorFix(t *testing.T) {
+	c, err := ParseLoadHost("bench@client:2222", "")
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		stderr string
+		is     error
+		fix    string
+	}{
+		{"No ED25519 host key is known for [client]:2222 and you have requested strict checking.\r\nHost key verification failed.", ErrHostKey, "ssh-keyscan -p 2222 client"},
+		{"bench@client: Permission denied (publickey).", ErrAuth, "BatchMode=yes"},
+		{"ssh: connect to host client port 2222: Connection refused", ErrUnreachable, "runs sshd"},
+	} {
+		err := c.sshError("read its architecture", errors.New("exit status 255"), tt.stderr)
+		assert.ErrorIs(t, err, tt.is)
+		assert.ErrorContains(t, err, "client bench@client:2222 (ssh): read its architecture")
+		assert.ErrorContains(t, err, tt.fix)
+	}
 }
 
 // TestLoadConfig: every load of the study comes from one Config built in

@@ -39,6 +39,9 @@ type Results struct {
 	Baseline map[string]bool
 	// Kept is true when -keep left the changes in place.
 	Kept bool
+	// LoadBound maps a measured step to why the load generator limited
+	// one of its runs (loadgen.LoadBound); absent when none was.
+	LoadBound map[string]string
 }
 
 // Comparison is the step table of the measured figures.
@@ -58,12 +61,15 @@ type run struct {
 	// place is where Tomcat and the load run now.
 	place    Placement
 	measured []loadgen.StepFigures
+	bound    map[string]string
 	jvmPID   int
 	stdin    *bufio.Reader
+	// client is -load-host's client, once its worker is in place.
+	client *SSHClient
 }
 
 func newRun(h Host, o Options, log io.Writer) *run {
-	r := &run{h: h, o: o, log: log, numa: numa.NewDefault(), findings: &Findings{}, place: InitialPlacement(h, o)}
+	r := &run{h: h, o: o, log: log, numa: numa.NewDefault(), findings: &Findings{}, place: InitialPlacement(h, o), bound: map[string]string{}}
 	if h.Tomcat.Instance != nil {
 		r.tomcat = &tomcatconf.RestartChange{Instance: *h.Tomcat.Instance, ReadyURL: h.NIC.URL}
 	}
@@ -103,6 +109,13 @@ func Plan(ctx context.Context, h Host, o Options, log io.Writer) (Results, error
 	}
 	fmt.Fprintln(log, "== Baseline (nothing on the host changes) ==")
 	r := newRun(h, o, log)
+	if o.LoadHost != "" {
+		done, err := r.setupClient(ctx, nil)
+		if err != nil {
+			return Results{}, err
+		}
+		defer done()
+	}
 	target, cleanup, err := r.baselineTarget(ctx)
 	if err != nil {
 		return Results{}, err
@@ -112,7 +125,7 @@ func Plan(ctx context.Context, h Host, o Options, log io.Writer) (Results, error
 	if err != nil {
 		return Results{}, err
 	}
-	return Results{Measured: []loadgen.StepFigures{m}}, nil
+	return Results{Measured: []loadgen.StepFigures{m}, LoadBound: r.bound}, nil
 }
 
 func indent(s string) string {
@@ -323,6 +336,13 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 	if err := j.Applied(tomcatSeq); err != nil {
 		return res, err
 	}
+	if o.LoadHost != "" {
+		done, err := r.setupClient(ctx, j)
+		if err != nil {
+			return res, errors.Join(err, r.finishTomcat(context.WithoutCancel(ctx)), j.Reverted(tomcatSeq))
+		}
+		defer done()
+	}
 	selfAff, err := r.numa.Affinity(os.Getpid())
 	if err != nil {
 		return res, err
@@ -352,7 +372,7 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 			return r.measureStep(ctx, sr.Name)
 		}}
 	results, runErr := runner.Run(ctx, announce(log, steps))
-	res.Steps, res.Measured = results, r.measured
+	res.Steps, res.Measured, res.LoadBound = results, r.measured, r.bound
 	// The JVM was started with the tuned files: with -keep it stays up
 	// as tuned; otherwise Tomcat is put back as found.
 	var stopErr error
@@ -404,6 +424,53 @@ func lockStudy(h Host, o Options, steps []tuning.Step) (func(), error) {
 		held = append(held, l)
 	}
 	return release, nil
+}
+
+// setupClient puts the worker on -load-host's client (SSHClient.Setup),
+// journaling its directory in j when not nil, and returns the function
+// that removes it (and marks the record reverted) at the end of the run.
+func (r *run) setupClient(ctx context.Context, j *tuning.Journal) (func(), error) {
+	c, err := ParseLoadHost(r.o.LoadHost, r.o.SSHConfig)
+	if err != nil {
+		return nil, err
+	}
+	exe := r.o.LoadWorker
+	if exe == "" {
+		if exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("the study's binary, to copy to %s: %w", c.Host, err)
+		}
+	}
+	seq := -1
+	err = c.Setup(ctx, exe, func(c *SSHClient) error {
+		if j == nil {
+			return nil
+		}
+		undo, err := tuning.NewUndo(KindRemoteDir, c)
+		if err != nil {
+			return err
+		}
+		if seq, err = j.Begin(StepLoadHost, []tuning.Undo{undo}); err != nil {
+			return err
+		}
+		return j.Applied(seq)
+	})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(r.log, "load generator: client %s over ssh, worker %s (SHA-256 verified)\n", c.Host, c.Exe())
+	r.client = c
+	return func() {
+		if err := c.Cleanup(context.Background()); err != nil {
+			fmt.Fprintf(r.log, "remove the worker from %s: %v (-revert -journal %s retries)\n", c.Host, err, r.o.Journal)
+			return
+		}
+		fmt.Fprintf(r.log, "removed %s from %s\n", c.Dir, c.Host)
+		if j != nil && seq >= 0 {
+			if err := j.Reverted(seq); err != nil {
+				fmt.Fprintf(r.log, "journal: %v\n", err)
+			}
+		}
+	}, nil
 }
 
 func hasStep(steps []tuning.Step, name string) bool {

@@ -58,6 +58,7 @@ func Reverters(h *tuning.Host) tuning.Reverters {
 	rev[KindTomcat] = tuning.RevertAs[tomcatconf.RestartChange]()
 	rev[KindDropIn] = tuning.RevertAs[tomcatconf.DropInChange]()
 	rev[KindServerXML] = tuning.RevertAs[tomcatconf.ServerXMLEdit]()
+	rev[KindRemoteDir] = revertRemoteDir
 	return rev
 }
 

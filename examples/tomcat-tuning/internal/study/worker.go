@@ -5,6 +5,7 @@ package study
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,7 +34,9 @@ const workerStopWait = 5 * time.Second
 
 // WorkerMain is the worker mode: one load, described by a loadgen.Config
 // in its wire form (loadgen.WriteConfigJSON) on standard input, its Result
-// as loadgen's JSON on standard output. SIGINT or SIGTERM ends the load.
+// as loadgen's JSON on standard output (with the worker's own CPU use,
+// Result.Generator). The end of standard input after the Config (the
+// study's pipe or ssh session closed), SIGINT or SIGTERM ends the load.
 // It returns the exit code.
 func WorkerMain() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -45,20 +48,34 @@ func WorkerMain() int {
 	return 0
 }
 
+// ErrSessionEnded is the cause of a worker's load cut short because its
+// standard input ended: the study that started it closed the pipe, or its
+// ssh session ended (the study was killed, or the network cut).
+var ErrSessionEnded = errors.New("the study's session ended (standard input closed)")
+
 // RunWorker reads one Config from in (loadgen.ReadConfigJSON), runs it
 // and writes the Result to out (loadgen.WriteJSON): the worker's job.
+// Once the Config is read it keeps reading in: its end (EOF or an error)
+// cancels the load, so a worker never outlives the session that started
+// it; the caller keeps in open until it has the Result.
 func RunWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 	cfg, err := loadgen.ReadConfigJSON(in)
 	if err != nil {
 		return fmt.Errorf("standard input: %w", err)
 	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		_, _ = io.Copy(io.Discard, in)
+		cancel(ErrSessionEnded)
+	}()
 	res, err := loadgen.Run(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
+	if ctx.Err() != nil {
 		// A load cut short measures nothing the study can use.
-		return fmt.Errorf("load of %s stopped after %s: %w", cfg.URL, res.Elapsed.Round(time.Millisecond), err)
+		return fmt.Errorf("load of %s stopped after %s: %w", cfg.URL, res.Elapsed.Round(time.Millisecond), context.Cause(ctx))
 	}
 	return loadgen.WriteJSON(out, res)
 }
@@ -103,18 +120,39 @@ func (l NetNSLoad) where() string {
 // SIGKILL (by its PID), and run returns only once it has been waited for;
 // if the study itself dies, the kernel kills it (PR_SET_PDEATHSIG).
 func (l NetNSLoad) Run(ctx context.Context, cfg loadgen.Config) (*loadgen.Result, error) {
-	var body bytes.Buffer
-	if err := loadgen.WriteConfigJSON(&body, cfg); err != nil {
-		return nil, fmt.Errorf("load worker: %w", err)
-	}
 	argv, err := l.command()
 	if err != nil {
 		return nil, err
 	}
+	return runWorkerCommand(ctx, argv, cfg, l.where())
+}
+
+// runWorkerCommand runs argv, a worker (here, in a namespace, or over
+// ssh), hands it cfg on a pipe it keeps open until the worker exits (the
+// pipe's end cancels the load: RunWorker), and reads its Result. When
+// ctx ends the command gets SIGTERM, and SIGKILL workerStopWait later;
+// if the study dies, the kernel kills it (PR_SET_PDEATHSIG) and the pipe
+// closes.
+func runWorkerCommand(ctx context.Context, argv []string, cfg loadgen.Config, where string) (*loadgen.Result, error) {
+	var body bytes.Buffer
+	if err := loadgen.WriteConfigJSON(&body, cfg); err != nil {
+		return nil, fmt.Errorf("load worker: %w", err)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("load worker: %w", err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	// The Config is far smaller than a pipe's buffer: written before the
+	// worker starts, it cannot block.
+	if _, err := pw.Write(body.Bytes()); err != nil {
+		return nil, fmt.Errorf("load worker: %w", err)
+	}
 	var stdout bytes.Buffer
 	stderr := &tailBuffer{max: 4 << 10}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Stdin = &body
+	cmd.Stdin = pr
 	cmd.Stdout = &stdout
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -130,15 +168,15 @@ func (l NetNSLoad) Run(ctx context.Context, cfg loadgen.Config) (*loadgen.Result
 	}()
 	err = <-done
 	if cerr := ctx.Err(); cerr != nil {
-		return nil, fmt.Errorf("load of %s in %s: %w", cfg.URL, l.where(), cerr)
+		return nil, fmt.Errorf("load of %s in %s: %w", cfg.URL, where, cerr)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load of %s in %s (%s): %w: %s", cfg.URL, l.where(), strings.Join(argv, " "), err,
+		return nil, fmt.Errorf("load of %s in %s (%s): %w: %s", cfg.URL, where, strings.Join(argv, " "), err,
 			firstNonEmpty(strings.TrimSpace(stderr.String()), "no message"))
 	}
 	res, err := loadgen.ReadResultJSON(&stdout)
 	if err != nil {
-		return nil, fmt.Errorf("load of %s in %s: the worker's result: %w", cfg.URL, l.where(), err)
+		return nil, fmt.Errorf("load of %s in %s: the worker's result: %w", cfg.URL, where, err)
 	}
 	return res, nil
 }

@@ -1,0 +1,118 @@
+package loadgen
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Generator-bound thresholds (LoadBound).
+const (
+	// BoundCPUPercent is the generator's CPU use, in percent of the CPUs
+	// it may run on, at or above which it, not the server, set the pace.
+	BoundCPUPercent = 90.0
+	// BoundLag is the send lag p99 above which an open-model run whose
+	// connections were mostly idle (BoundBusy) was paced by the generator.
+	BoundLag = 10 * time.Millisecond
+	// BoundBusy is the share of the run's connections busy with a request
+	// on average (Little's law: achieved rate × mean service time over the
+	// connections) under which late sends are the generator's, not a
+	// server that kept every connection waiting.
+	BoundBusy = 0.5
+)
+
+// GeneratorUse is the CPU the load generator's process used over a run,
+// against the CPUs it may run on: a generator near 100 % of its CPUs set
+// the pace of the run, not the server. It is read from getrusage(2)
+// (RUSAGE_SELF: the whole process, so a program that does other work
+// during the run counts it too) and sched_getaffinity(2).
+type GeneratorUse struct {
+	// CPU is the user and system time the process used during the run.
+	CPU time.Duration `json:"cpu_ns"`
+	// Wall is the run's wall-clock time, connection set-up and drain
+	// included (what CPU is measured over).
+	Wall time.Duration `json:"wall_ns"`
+	// CPUs is the number of CPUs the process may run on (its affinity).
+	CPUs int `json:"cpus"`
+	// Quota, when > 0, is the CPUs' worth of time its cgroup's CPU quota
+	// allows (cpu.max, or cpu.cfs_quota_us over cpu.cfs_period_us, of its
+	// own cgroup): a container's generator may have 8 CPUs and a quota
+	// of 0.5.
+	Quota float64 `json:"cpu_quota,omitempty"`
+}
+
+// Cores is what the generator may use: CPUs, or Quota when lower.
+func (g GeneratorUse) Cores() float64 {
+	c := float64(g.CPUs)
+	if g.Quota > 0 && (g.Quota < c || c == 0) {
+		c = g.Quota
+	}
+	return c
+}
+
+// Percent is CPU over Wall, in percent of Cores: 100 means the generator
+// used all it may throughout. 0 when nothing was measured.
+func (g GeneratorUse) Percent() float64 {
+	if g.Wall <= 0 || g.Cores() <= 0 {
+		return 0
+	}
+	return 100 * g.CPU.Seconds() / (g.Wall.Seconds() * g.Cores())
+}
+
+// LoadBound says whether the generator, not the server, limited res, and
+// why: "" when nothing says so. A run is generator-bound when its process
+// used BoundCPUPercent or more of its CPUs (GeneratorUse), or when an
+// open-model run sent its requests more than BoundLag late at p99 (the
+// Lag histogram) while its connections were mostly idle (fewer than
+// BoundBusy of them waiting for a response on average): a server that
+// holds every connection busy also makes sends late, but then the
+// connections, not the generator, are waiting. The text names the
+// figures, e.g. "load-bound: client CPU 97 % of 2 cores, lag p99 12 ms".
+func LoadBound(res *Result) string {
+	if res == nil {
+		return ""
+	}
+	cpu := res.Generator.Percent()
+	var lag time.Duration
+	if h := res.Histograms.Lag; h != nil && h.TotalCount() > 0 {
+		lag = usDuration(float64(h.ValueAtQuantile(99)))
+	}
+	busy := 1.0
+	if h := res.Histograms.Service; h != nil && h.TotalCount() > 0 && res.Connections > 0 {
+		busy = res.AchievedRate * usDuration(h.Mean()).Seconds() / float64(res.Connections)
+	}
+	byCPU := cpu >= BoundCPUPercent
+	byLag := res.Pacer != "" && lag > BoundLag && busy < BoundBusy
+	if !byCPU && !byLag {
+		return ""
+	}
+	s := "load-bound:"
+	if g := res.Generator; g.Cores() > 0 {
+		if c := g.Cores(); c < float64(g.CPUs) {
+			s += fmt.Sprintf(" client CPU %.0f %% of its %g-core quota,", math.Round(cpu), c)
+		} else {
+			s += fmt.Sprintf(" client CPU %.0f %% of %d %s,", math.Round(cpu), g.CPUs, plural(g.CPUs, "core", "cores"))
+		}
+	}
+	if res.Pacer != "" {
+		s += " lag p99 " + FormatDuration(lag)
+		if res.Missed > 0 {
+			s += fmt.Sprintf(", %d due never sent", res.Missed)
+		}
+	}
+	return trimComma(s)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func trimComma(s string) string {
+	for len(s) > 0 && (s[len(s)-1] == ',' || s[len(s)-1] == ' ') {
+		s = s[:len(s)-1]
+	}
+	return s
+}

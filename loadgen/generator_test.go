@@ -1,0 +1,69 @@
+package loadgen_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nettune/nettune/loadgen"
+)
+
+func TestLoadBound(t *testing.T) {
+	hist := func(us ...int64) *hdrhistogram.Histogram {
+		h := loadgen.NewHistogram()
+		for _, v := range us {
+			require.NoError(t, h.RecordValue(v))
+		}
+		return h
+	}
+	open := func(cpu time.Duration, cpus int, lag, service *hdrhistogram.Histogram, missed uint64) *loadgen.Result {
+		return &loadgen.Result{Pacer: "constant 1000/s", OfferedRate: 1000, AchievedRate: 1000, Connections: 8, Missed: missed,
+			Generator:  loadgen.GeneratorUse{CPU: cpu, Wall: time.Second, CPUs: cpus},
+			Histograms: loadgen.Histograms{Lag: lag, Service: service}}
+	}
+	tests := []struct {
+		name string
+		res  *loadgen.Result
+		want string
+	}{
+		{"nil", nil, ""},
+		{"idle generator, on time", open(100*time.Millisecond, 2, hist(50, 80, 120), hist(300, 400), 0), ""},
+		{"CPU bound", open(1940*time.Millisecond, 2, hist(12000), hist(300), 0), "load-bound: client CPU 97 % of 2 cores, lag p99 12.0ms"},
+		{"late sends, fast answers", open(300*time.Millisecond, 1, hist(20000, 20000), hist(500), 7), "load-bound: client CPU 30 % of 1 core, lag p99 20.0ms, 7 due never sent"},
+		{"late sends behind a server holding every connection", open(300*time.Millisecond, 1, hist(20000), hist(9000), 7), ""},
+		{"closed loop, CPU bound", &loadgen.Result{Generator: loadgen.GeneratorUse{CPU: 950 * time.Millisecond, Wall: time.Second, CPUs: 1}}, "load-bound: client CPU 95 % of 1 core"},
+		{"nothing measured", &loadgen.Result{}, ""},
+		{"CPU quota", &loadgen.Result{Generator: loadgen.GeneratorUse{CPU: 95 * time.Millisecond, Wall: time.Second, CPUs: 2, Quota: 0.1}}, "load-bound: client CPU 95 % of its 0.1-core quota"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, loadgen.LoadBound(tt.res))
+		})
+	}
+}
+
+// TestRunGeneratorUse: Run measures its process's CPU over the run
+// against its CPUs, and the figures survive the JSON a worker sends.
+func TestRunGeneratorUse(t *testing.T) {
+	hw, err := loadgen.StartHelloWorld("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { hw.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := loadgen.Run(ctx, loadgen.Config{URL: hw.URL, Connections: 4, Duration: 300 * time.Millisecond})
+	require.NoError(t, err)
+	g := res.Generator
+	assert.Greater(t, g.CPUs, 0)
+	assert.GreaterOrEqual(t, g.Wall, 300*time.Millisecond)
+	assert.Greater(t, g.CPU, time.Duration(0), "a closed loop on a server in this process uses CPU")
+	var b bytes.Buffer
+	require.NoError(t, loadgen.WriteJSON(&b, res))
+	back, err := loadgen.ReadResultJSON(&b)
+	require.NoError(t, err)
+	assert.Equal(t, g, back.Generator)
+}
