@@ -64,9 +64,10 @@ func (g GeneratorUse) Percent() float64 {
 // used BoundCPUPercent or more of its CPUs (GeneratorUse), or when an
 // open-model run sent its requests more than BoundLag late at p99 (the
 // Lag histogram) while its connections were mostly idle (fewer than
-// BoundBusy of them waiting for a response on average): a server that
-// holds every connection busy also makes sends late, but then the
-// connections, not the generator, are waiting. The text names the
+// BoundBusy of them waiting for a response on average) and the server's
+// slowest responses (Service p99) were faster than that lag: a server that
+// holds every connection busy, on average or in its stalls, also makes
+// sends late, but then the connections, not the generator, are waiting. The text names the
 // figures, e.g. "load-bound: client CPU 97 % of 2 cores, lag p99 12 ms".
 func LoadBound(res *Result) string {
 	if res == nil {
@@ -82,7 +83,14 @@ func LoadBound(res *Result) string {
 		busy = res.AchievedRate * usDuration(h.Mean()).Seconds() / float64(res.Connections)
 	}
 	byCPU := cpu >= BoundCPUPercent
-	byLag := res.Pacer != "" && lag > BoundLag && busy < BoundBusy
+	// A server that stalls now and then (GC, JIT) holds every connection
+	// for its slowest responses while its mean stays low: lag no longer
+	// than the slowest responses (the Service p99) is the server's.
+	var slow time.Duration
+	if h := res.Histograms.Service; h != nil && h.TotalCount() > 0 {
+		slow = usDuration(float64(h.ValueAtQuantile(99)))
+	}
+	byLag := res.Pacer != "" && lag > BoundLag && busy < BoundBusy && slow < lag
 	if !byCPU && !byLag {
 		return ""
 	}

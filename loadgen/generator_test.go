@@ -26,6 +26,15 @@ func TestLoadBound(t *testing.T) {
 			Generator:  loadgen.GeneratorUse{CPU: cpu, Wall: time.Second, CPUs: cpus},
 			Histograms: loadgen.Histograms{Lag: lag, Service: service}}
 	}
+	// Fast answers but for a few stalls: the mean keeps the connections
+	// idle, the stalls make the sends late.
+	stalls := loadgen.NewHistogram()
+	for i := 0; i < 200; i++ {
+		require.NoError(t, stalls.RecordValue(300))
+	}
+	for i := 0; i < 3; i++ {
+		require.NoError(t, stalls.RecordValue(70000))
+	}
 	tests := []struct {
 		name string
 		res  *loadgen.Result
@@ -36,6 +45,7 @@ func TestLoadBound(t *testing.T) {
 		{"CPU bound", open(1940*time.Millisecond, 2, hist(12000), hist(300), 0), "load-bound: client CPU 97 % of 2 cores, lag p99 12.0ms"},
 		{"late sends, fast answers", open(300*time.Millisecond, 1, hist(20000, 20000), hist(500), 7), "load-bound: client CPU 30 % of 1 core, lag p99 20.0ms, 7 due never sent"},
 		{"late sends behind a server holding every connection", open(300*time.Millisecond, 1, hist(20000), hist(9000), 7), ""},
+		{"late sends behind a server's stalls", open(300*time.Millisecond, 1, hist(60000), stalls, 306), ""},
 		{"closed loop, CPU bound", &loadgen.Result{Generator: loadgen.GeneratorUse{CPU: 950 * time.Millisecond, Wall: time.Second, CPUs: 1}}, "load-bound: client CPU 95 % of 1 core"},
 		{"nothing measured", &loadgen.Result{}, ""},
 		{"CPU quota", &loadgen.Result{Generator: loadgen.GeneratorUse{CPU: 95 * time.Millisecond, Wall: time.Second, CPUs: 2, Quota: 0.1}}, "load-bound: client CPU 95 % of its 0.1-core quota"},

@@ -58,8 +58,11 @@ type StepOptions struct {
 // the server process's CPU use is sampled. base is the one Config every
 // load is derived from: its URL, Connections and Duration (the length of
 // each capacity run and of the latency run) apply throughout; MeasureStep
-// sets Rate and the warm-up runs' Duration. It returns the step's figures,
-// or an error naming the phase that failed.
+// sets Rate and the warm-up runs' Duration. It returns the step's figures
+// with every capacity run (CapacityRuns, for CompareSteps' test), marked
+// Unsettled when the warm-up ended at its limit before the server settled
+// (the rate still climbing, or with WarmUpOptions.CompilerShare, the JIT
+// still compiling), or an error naming the phase that failed.
 func MeasureStep(ctx context.Context, base Config, opts *StepOptions) (StepFigures, error) {
 	var o StepOptions
 	if opts != nil {
@@ -78,6 +81,7 @@ func MeasureStep(ctx context.Context, base Config, opts *StepOptions) (StepFigur
 		return StepFigures{}, fmt.Errorf("loadgen: step latency share %g: want a share of the capacity in (0, 1]", o.LatencyShare)
 	}
 	base.Pacer, base.Rate = nil, 0
+	unsettled := false
 	if !o.SkipWarmUp {
 		var wo WarmUpOptions
 		if o.WarmUp != nil {
@@ -88,6 +92,7 @@ func MeasureStep(ctx context.Context, base Config, opts *StepOptions) (StepFigur
 		if err != nil {
 			return StepFigures{}, fmt.Errorf("warm-up: %w", err)
 		}
+		unsettled = !wu.Settled
 		if o.OnWarmUp != nil {
 			o.OnWarmUp(wu)
 		}
@@ -137,5 +142,6 @@ func MeasureStep(ctx context.Context, base Config, opts *StepOptions) (StepFigur
 			f.CPU = Use(before, after, n).Percent
 		}
 	}
-	return StepFigures{Name: o.Name, Capacity: c.Rate, CapacityErrors: c.Errors, Latency: f}, nil
+	return StepFigures{Name: o.Name, Capacity: c.Rate, CapacityRuns: c.Rates(), CapacityErrors: c.Errors, Latency: f,
+		Unsettled: unsettled}, nil
 }

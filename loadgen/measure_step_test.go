@@ -33,6 +33,8 @@ func TestMeasureStep(t *testing.T) {
 	assert.Equal(t, []string{"warm-up", "capacity", "latency"}, phases)
 	assert.Equal(t, "access-log", m.Name)
 	assert.Equal(t, loadgen.Spread{N: 3, Median: 20000, Min: 19000, Max: 21000}, m.Capacity)
+	assert.Equal(t, []float64{20000, 21000, 19000}, m.CapacityRuns, "every run, for the test")
+	assert.False(t, m.Unsettled, "the warm-up settled")
 	assert.Equal(t, int64(3), m.CapacityErrors)
 	assert.Equal(t, 12000.0, m.Latency.Load, "latency at 60%% of the median capacity")
 	require.Len(t, f.configs, 7)
@@ -61,6 +63,13 @@ func TestMeasureStep(t *testing.T) {
 	assert.Equal(t, 500.0, f.configs[1].Rate)
 	assert.Equal(t, 500.0, m.Latency.Load)
 	assert.GreaterOrEqual(t, m.Latency.CPU, 0.0)
+
+	// A warm-up that ends at its limit still climbing: unsettled.
+	f = &fakeRuns{rates: []float64{1000, 2000, 5000, 5000, 600}}
+	m, err = loadgen.MeasureStep(context.Background(), base, &loadgen.StepOptions{
+		WarmUp: &loadgen.WarmUpOptions{Interval: time.Second, Max: 2 * time.Second}, Capacity: &loadgen.CapacityOptions{Repeat: 2}, Run: f.run})
+	require.NoError(t, err)
+	assert.True(t, m.Unsettled)
 }
 
 func TestMeasureStepErrors(t *testing.T) {

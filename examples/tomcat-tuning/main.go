@@ -36,7 +36,8 @@ func main() {
 	flag.IntVar(&o.CPUs, "cpus", o.CPUs, "CPUs to give Tomcat (capped to the host's)")
 	flag.StringVar(&o.CPUMethod, "cpu-method", o.CPUMethod, "how to restrict Tomcat's CPUs: hotplug (the guide's) or affinity")
 	flag.Float64Var(&o.CapacityRate, "capacity-rate", o.CapacityRate, "requests/s offered by each capacity run, far above what Tomcat answers (wrk2 -R)")
-	flag.IntVar(&o.Repeat, "repeat", o.Repeat, "capacity runs per step: the table shows their median and range")
+	flag.IntVar(&o.Repeat, "repeat", o.Repeat, "capacity runs per step: the table shows their median and range, and tests each uplift on them")
+	flag.Float64Var(&o.Alpha, "alpha", o.Alpha, "significance level of the uplifts' Mann-Whitney U test (benchstat's -alpha)")
 	flag.Float64Var(&o.Rate, "rate", o.Rate, fmt.Sprintf("requests/s of the latency run, common to every step (0: %.0f%% of the baseline's capacity)", 100*study.DefaultLatencyShare))
 	flag.IntVar(&o.Connections, "connections", o.Connections, "load connections (wrk2 -c)")
 	flag.DurationVar(&o.Duration, "duration", o.Duration, "length of each capacity run and of the latency run (wrk2 -d)")
@@ -105,9 +106,10 @@ func run(ctx context.Context, w io.Writer, steps string, o study.Options, revert
 		if err != nil || len(res.Measured) == 0 {
 			return err
 		}
-		fmt.Fprint(w, res.Comparison().Text())
+		cmp := res.Comparison()
+		fmt.Fprint(w, cmp.Text())
 		fmt.Fprint(w, res.LoadBoundText())
-		fmt.Fprint(w, study.Legend(o, res.Measured[0]))
+		fmt.Fprint(w, study.Legend(o, cmp))
 		fmt.Fprintln(w, "-apply runs the plan, measuring after each step")
 		return nil
 	}
@@ -119,9 +121,13 @@ func run(ctx context.Context, w io.Writer, steps string, o study.Options, revert
 	fmt.Fprint(w, study.FormatResults(res.Steps))
 	if len(res.Measured) > 0 {
 		fmt.Fprintln(w, "== Step table ==")
-		fmt.Fprint(w, res.Comparison().Text())
+		cmp := res.Comparison()
+		fmt.Fprint(w, cmp.Text())
 		fmt.Fprint(w, res.LoadBoundText())
-		fmt.Fprint(w, study.Legend(o, res.Measured[0]))
+		fmt.Fprint(w, study.Legend(o, cmp))
+		if d, ok := res.Drift(); ok {
+			fmt.Fprint(w, d.Text())
+		}
 		if err := study.WriteOutputs(o, res); err != nil {
 			runErr = errors.Join(runErr, err)
 		}

@@ -30,7 +30,8 @@ const (
 	DefaultRate         = 0
 	DefaultLatencyShare = loadgen.DefaultLatencyShare
 	DefaultCapacityRate = loadgen.DefaultCapacityRate
-	DefaultRepeat       = 3
+	DefaultRepeat       = loadgen.DefaultRepeat // enough runs for the U test to answer
+	DefaultAlpha        = loadgen.DefaultAlpha
 	DefaultConnections  = 64
 	DefaultDuration     = 5 * time.Second
 	DefaultWarmUp       = loadgen.DefaultWarmUpMax
@@ -73,6 +74,9 @@ type Options struct {
 	// WarmUpStep (WarmUp 0: none).
 	Rate, CapacityRate  float64
 	Repeat, Connections int
+	// Alpha is the significance level of the uplifts' Mann-Whitney U
+	// test (benchstat's -alpha).
+	Alpha float64
 	Duration            time.Duration
 	WarmUp, WarmUpStep  time.Duration
 	// JSONFile and PlotFile, when set, get the step table as JSON and as
@@ -94,7 +98,7 @@ type Options struct {
 // DefaultOptions returns the options with every default.
 func DefaultOptions() Options {
 	return Options{Journal: DefaultJournal(), Steps: StepNames(), CPUs: DefaultCPUs, CPUMethod: MethodHotplug,
-		Rate: DefaultRate, CapacityRate: DefaultCapacityRate, Repeat: DefaultRepeat, Connections: DefaultConnections,
+		Rate: DefaultRate, CapacityRate: DefaultCapacityRate, Repeat: DefaultRepeat, Alpha: DefaultAlpha, Connections: DefaultConnections,
 		Duration: DefaultDuration, WarmUp: DefaultWarmUp, WarmUpStep: DefaultWarmUpStep, Root: "/"}
 }
 
@@ -120,6 +124,8 @@ func (o Options) Check() error {
 		return fmt.Errorf("-repeat %d: want 1 or more capacity runs per step", o.Repeat)
 	case o.Rate < 0 || math.IsInf(o.Rate, 0) || math.IsNaN(o.Rate):
 		return fmt.Errorf("-rate %g: want requests/s > 0, or 0 for %.0f%% of the baseline's capacity", o.Rate, 100*DefaultLatencyShare)
+	case !(o.Alpha > 0 && o.Alpha < 1):
+		return fmt.Errorf("-alpha %g: want a significance level between 0 and 1, such as 0.05", o.Alpha)
 	case o.Connections < 1:
 		return fmt.Errorf("-connections %d: want 1 or more", o.Connections)
 	case o.Duration <= 0:

@@ -39,6 +39,11 @@ type Document struct {
 	Repeat       int     `json:"repeat"`
 	Connections  int     `json:"connections"`
 	Duration     float64 `json:"duration_s"`
+	// Alpha is the significance level of the uplifts' test.
+	Alpha float64 `json:"alpha"`
+	// Drift is the starting configuration measured again after the last
+	// step, against the baseline; absent when it was not.
+	Drift *loadgen.Drift `json:"drift,omitempty"`
 }
 
 // StepJSON is one step: measured (with its figures), unchanged, skipped
@@ -63,16 +68,31 @@ type StepJSON struct {
 
 // MeasuredJSON are a measured step's figures.
 type MeasuredJSON struct {
-	Capacity        float64     `json:"capacity_rps"` // median of the runs
-	CapacityMin     float64     `json:"capacity_min_rps"`
-	CapacityMax     float64     `json:"capacity_max_rps"`
-	CapacityRuns    int         `json:"capacity_runs"`
-	CapacityErrors  int64       `json:"capacity_errors"`
-	VsBaseline      float64     `json:"vs_baseline_percent"`
-	VsBaselineNoise bool        `json:"vs_baseline_noise"`
-	VsPrevious      float64     `json:"vs_previous_percent"`
-	VsPreviousNoise bool        `json:"vs_previous_noise"`
-	Latency         LatencyJSON `json:"latency"`
+	Capacity        float64 `json:"capacity_rps"` // median of the runs
+	CapacityMin     float64 `json:"capacity_min_rps"`
+	CapacityMax     float64 `json:"capacity_max_rps"`
+	CapacityRuns    int     `json:"capacity_runs"`
+	CapacityErrors  int64   `json:"capacity_errors"`
+	VsBaseline      float64 `json:"vs_baseline_percent"`
+	VsBaselineNoise bool    `json:"vs_baseline_noise"`
+	VsPrevious      float64 `json:"vs_previous_percent"`
+	VsPreviousNoise bool    `json:"vs_previous_noise"`
+	// The uplifts judged as benchstat does: verdict ("gain", "loss", "no
+	// significant change", "too few runs", "unsettled"), the Mann-Whitney
+	// U p-value and the 95 % Hodges-Lehmann interval of the change.
+	VsBaselineVerdict string     `json:"vs_baseline_verdict,omitempty"`
+	VsBaselineP       float64    `json:"vs_baseline_p,omitempty"`
+	VsBaselineCI      [2]float64 `json:"vs_baseline_ci_percent"`
+	VsPreviousVerdict string     `json:"vs_previous_verdict,omitempty"`
+	VsPreviousP       float64    `json:"vs_previous_p,omitempty"`
+	VsPreviousCI      [2]float64 `json:"vs_previous_ci_percent"`
+	// GuideVsPrevious is the Arm guide's own change for this step against
+	// the one before (its wrk2 runs); absent for steps it does not report.
+	GuideVsPrevious *float64 `json:"guide_vs_previous_percent,omitempty"`
+	// Unsettled: the warm-up ended before the JVM settled.
+	Unsettled   bool        `json:"unsettled,omitempty"`
+	CapacityAll []float64   `json:"capacity_all_rps,omitempty"`
+	Latency     LatencyJSON `json:"latency"`
 }
 
 // LatencyJSON are the figures of the run at the common rate, in ms.
@@ -123,7 +143,11 @@ func DocumentOf(o Options, res Results) Document {
 	for _, r := range cmp.Rows {
 		rows[r.Name] = r
 	}
-	doc := Document{CapacityRate: o.CapacityRate, Repeat: o.Repeat, Connections: o.Connections, Duration: o.Duration.Seconds()}
+	doc := Document{CapacityRate: o.CapacityRate, Repeat: o.Repeat, Connections: o.Connections, Duration: o.Duration.Seconds(),
+		Alpha: cmp.Options.Alpha}
+	if d, ok := res.Drift(); ok {
+		doc.Drift = &d
+	}
 	if len(cmp.Rows) > 0 {
 		doc.CommonRate = cmp.Rows[0].Latency.Load
 	}
@@ -159,14 +183,24 @@ func DocumentOf(o Options, res Results) Document {
 func measuredOf(r loadgen.StepRow) *MeasuredJSON {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	l := r.Latency
-	return &MeasuredJSON{
+	m := &MeasuredJSON{
 		Capacity: r.Capacity.Median, CapacityMin: r.Capacity.Min, CapacityMax: r.Capacity.Max,
 		CapacityRuns: r.Capacity.N, CapacityErrors: r.CapacityErrors,
 		VsBaseline: r.VsBaseline.Percent, VsBaselineNoise: r.VsBaseline.Noise,
 		VsPrevious: r.VsPrevious.Percent, VsPreviousNoise: r.VsPrevious.Noise,
 		Latency: LatencyJSON{Rate: l.Load, Requests: l.Requests, Mean: ms(l.Mean), P50: ms(l.P50), P90: ms(l.P90), P99: ms(l.P99),
 			P999: ms(l.P999), Max: ms(l.Max), P99VsBaseline: r.P99VsBaseline, Errors: l.Errors, CPU: l.CPU},
+		VsBaselineVerdict: string(r.VsBaseline.Verdict), VsBaselineP: r.VsBaseline.P,
+		VsBaselineCI:      [2]float64{r.VsBaseline.Low, r.VsBaseline.High},
+		VsPreviousVerdict: string(r.VsPrevious.Verdict), VsPreviousP: r.VsPrevious.P,
+		VsPreviousCI: [2]float64{r.VsPrevious.Low, r.VsPrevious.High},
+		Unsettled:    r.Unsettled, CapacityAll: r.CapacityRuns,
 	}
+	if r.Reference != nil {
+		g := r.Reference.VsPrevious
+		m.GuideVsPrevious = &g
+	}
+	return m
 }
 
 // WriteOutputs writes -json (DocumentOf) and -plot (capacity bars).

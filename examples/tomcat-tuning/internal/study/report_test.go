@@ -186,3 +186,38 @@ func TestLoadConfig(t *testing.T) {
 	o.Connections, o.Duration = 128, 7*time.Second
 	assert.Equal(t, loadgen.Config{URL: "http://127.0.0.1:8080/", Connections: 128, Duration: 7 * time.Second}, o.LoadConfig("http://127.0.0.1:8080/"))
 }
+
+// TestDocumentVerdicts: with every capacity run kept, -json carries each
+// uplift's verdict, p and interval, the guide's figure beside ours, and
+// the drift guard's line.
+func TestDocumentVerdicts(t *testing.T) {
+	runs := func(base float64) []float64 {
+		return []float64{base, base + 1, base + 2, base + 3, base + 4, base + 5}
+	}
+	base := loadgen.StepFigures{Name: "baseline", CapacityRuns: runs(1000), Capacity: loadgen.SpreadOf(runs(1000))}
+	al := loadgen.StepFigures{Name: "access-log", CapacityRuns: runs(1110), Capacity: loadgen.SpreadOf(runs(1110)),
+		Reference: &loadgen.Reference{Source: "Arm guide", VsPrevious: GuideUplift[StepAccessLog]}}
+	same := loadgen.StepFigures{Name: "threads", CapacityRuns: []float64{1111, 1109, 1113, 1112, 1108, 1115}}
+	again := loadgen.StepFigures{Name: "baseline again", CapacityRuns: runs(1001)}
+	res := Results{Measured: []loadgen.StepFigures{base, al, same}, Alpha: 0.05, Again: &again,
+		Steps: []tuning.StepResult{{Name: "access-log", Status: tuning.StatusReverted}, {Name: "threads", Status: tuning.StatusReverted}}}
+	doc := DocumentOf(DefaultOptions(), res)
+	require.Len(t, doc.Steps, 3)
+	a := doc.Steps[1].MeasuredJSON
+	require.NotNil(t, a)
+	assert.Equal(t, "gain", a.VsBaselineVerdict)
+	assert.Less(t, a.VsBaselineP, 0.05)
+	assert.Greater(t, a.VsBaselineCI[0], 1.0, "the whole interval above the noise band")
+	require.NotNil(t, a.GuideVsPrevious)
+	assert.Equal(t, 11.1, *a.GuideVsPrevious)
+	th := doc.Steps[2].MeasuredJSON
+	assert.Equal(t, "no significant change", th.VsPreviousVerdict)
+	require.NotNil(t, doc.Drift, "the baseline measured again")
+	assert.Equal(t, 0.05, doc.Alpha)
+	text := res.Comparison().Text()
+	assert.Contains(t, text, "no significant change")
+	assert.Contains(t, text, "+11.1")
+	d, ok := res.Drift()
+	require.True(t, ok)
+	assert.Contains(t, d.Text(), "drift")
+}

@@ -42,10 +42,32 @@ type Results struct {
 	// LoadBound maps a measured step to why the load generator limited
 	// one of its runs (loadgen.LoadBound); absent when none was.
 	LoadBound map[string]string
+	// Alpha is the significance level the uplifts are judged at.
+	Alpha float64
+	// Again is the starting configuration measured once more after the
+	// last step (the drift guard); nil when it was not.
+	Again *loadgen.StepFigures
 }
 
-// Comparison is the step table of the measured figures.
-func (r Results) Comparison() loadgen.StepComparison { return loadgen.CompareSteps(r.Measured...) }
+// Comparison is the step table of the measured figures, every uplift
+// judged by a Mann-Whitney U test at Alpha and a Hodges-Lehmann interval.
+func (r Results) Comparison() loadgen.StepComparison {
+	c, err := loadgen.CompareStepsWith(&loadgen.UpliftOptions{Alpha: r.Alpha}, r.Measured...)
+	if err != nil {
+		return loadgen.CompareSteps(r.Measured...)
+	}
+	return c
+}
+
+// Drift is the drift guard: the starting configuration measured again
+// against the baseline, and the uplifts it makes untrustworthy.
+func (r Results) Drift() (loadgen.Drift, bool) {
+	if r.Again == nil || len(r.Measured) == 0 {
+		return loadgen.Drift{}, false
+	}
+	d, err := r.Comparison().Drift(*r.Again)
+	return d, err == nil
+}
 
 // run is one study in progress: the host found, the options, where it
 // prints its progress, and what it has measured so far.
@@ -289,7 +311,7 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 	if err != nil {
 		return Results{}, err
 	}
-	res := Results{Baseline: map[string]bool{}}
+	res := Results{Baseline: map[string]bool{}, Alpha: o.Alpha}
 	for _, st := range steps {
 		res.Baseline[st.Name] = st.Baseline
 	}
@@ -373,6 +395,11 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 		}}
 	results, runErr := runner.Run(ctx, announce(log, steps))
 	res.Steps, res.Measured, res.LoadBound = results, r.measured, r.bound
+	if runErr == nil && !o.Keep {
+		again, err := r.driftGuard(ctx, steps)
+		res.Again = again
+		runErr = err
+	}
 	// The JVM was started with the tuned files: with -keep it stays up
 	// as tuned; otherwise Tomcat is put back as found.
 	var stopErr error
@@ -480,6 +507,35 @@ func hasStep(steps []tuning.Step, name string) bool {
 		}
 	}
 	return false
+}
+
+// driftGuard measures the starting configuration once more, now that the
+// runner has reverted every step, so that a drift over the study (a JIT
+// still compiling, the host's neighbours) shows against the baseline.
+// Under hotplug the baseline's CPU set is reverted with the rest, so the
+// starting configuration cannot be had again: it says so and measures
+// nothing.
+func (r *run) driftGuard(ctx context.Context, steps []tuning.Step) (*loadgen.StepFigures, error) {
+	if r.o.RemoteLoad || len(r.measured) < 2 {
+		return nil, nil
+	}
+	if r.o.CPUMethod != MethodAffinity && hasStep(steps, StepCPUs) {
+		fmt.Fprintln(r.log, "drift guard: not measured: under -cpu-method hotplug the baseline's CPUs are reverted with the other steps (use -cpu-method affinity)")
+		return nil, nil
+	}
+	fmt.Fprintln(r.log, "== measure the baseline again (drift guard) ==")
+	r.place = InitialPlacement(r.h, r.o)
+	if hasStep(steps, StepCPUs) {
+		r.place = PlacementAfter(r.h, r.o, StepCPUs, r.place)
+	}
+	if err := r.restart(ctx); err != nil {
+		return nil, fmt.Errorf("drift guard: %w", err)
+	}
+	m, err := r.measure(ctx, "baseline again", r.h.NIC.URL, r.jvmPID)
+	if err != nil {
+		return nil, fmt.Errorf("drift guard: %w", err)
+	}
+	return &m, nil
 }
 
 // checkRunning refuses two JVMs of the base, or a JVM beside the unit, and
