@@ -25,8 +25,10 @@ type runner struct {
 	family   int
 	nconns   uint64
 	pacer    Pacer
-	slack    int64 // Config.Slack in ns when > 0
-	window   int64 // the rate-aware send window (Slack 0), ns; 0: none
+	slack    int64      // Config.Slack in ns when > 0
+	adaptive bool       // Slack 0 in an open model: the loops batch sends by policy
+	policy   sendPolicy // the default send batching
+	noPwait2 bool       // tests: sleep on a timerfd even where epoll_pwait2 exists
 	warmupNs int64
 	endNs    int64 // end of the measured window (warm-up + duration); MaxInt64 without a duration
 	stopNs   atomic.Int64
@@ -41,7 +43,14 @@ type runner struct {
 
 func (r *runner) now() int64 { return int64(time.Since(r.start)) }
 
-func run(ctx context.Context, cfg Config) (*Result, error) {
+// engineOpts are the engine's knobs that only tests turn.
+type engineOpts struct {
+	timerfd bool // sleep on a timerfd even where epoll_pwait2 exists
+}
+
+func run(ctx context.Context, cfg Config) (*Result, error) { return runWith(ctx, cfg, engineOpts{}) }
+
+func runWith(ctx context.Context, cfg Config, opts engineOpts) (*Result, error) {
 	t, err := parseTarget(cfg.URL)
 	if err != nil {
 		return nil, err
@@ -54,7 +63,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{cfg: cfg, req: req, head: cfg.Method == "HEAD", nconns: uint64(cfg.Connections), pacer: cfg.Pacer, nloops: cfg.Threads, ip: ips[0], port: t.port}
+	r := &runner{cfg: cfg, req: req, head: cfg.Method == "HEAD", nconns: uint64(cfg.Connections), pacer: cfg.Pacer, nloops: cfg.Threads, ip: ips[0], port: t.port, noPwait2: opts.timerfd}
 	r.remote = &net.TCPAddr{IP: ips[0], Port: t.port}
 	if t.tls {
 		r.tlsCfg = newTLSConfig(&cfg, t)
@@ -71,7 +80,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	case cfg.Slack > 0:
 		r.slack = int64(cfg.Slack)
 	case cfg.Slack == 0 && r.pacer != nil:
-		r.window = int64(DefaultSendWindow)
+		r.adaptive, r.policy = true, defaultSendPolicy
 	}
 	r.endNs = math.MaxInt64
 	if cfg.Duration > 0 {
@@ -266,6 +275,9 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 			res.Server = s.server
 		}
 	}
+	// Processing is the service time (see complete): one record per
+	// request instead of two.
+	res.Dropped += res.Histograms.Processing.Merge(res.Histograms.Service)
 	res.Errors.Errnos = sortErrnos(errnos)
 	if r.pacer != nil {
 		res.Pacer = r.pacer.String()
