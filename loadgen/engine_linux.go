@@ -28,7 +28,6 @@ type runner struct {
 	slack    int64      // Config.Slack in ns when > 0
 	adaptive bool       // Slack 0 in an open model: the loops batch sends by policy
 	policy   sendPolicy // the default send batching
-	noPwait2 bool       // tests: sleep on a timerfd even where epoll_pwait2 exists
 	warmupNs int64
 	endNs    int64 // end of the measured window (warm-up + duration); MaxInt64 without a duration
 	stopNs   atomic.Int64
@@ -43,14 +42,7 @@ type runner struct {
 
 func (r *runner) now() int64 { return int64(time.Since(r.start)) }
 
-// engineOpts are the engine's knobs that only tests turn.
-type engineOpts struct {
-	timerfd bool // sleep on a timerfd even where epoll_pwait2 exists
-}
-
-func run(ctx context.Context, cfg Config) (*Result, error) { return runWith(ctx, cfg, engineOpts{}) }
-
-func runWith(ctx context.Context, cfg Config, opts engineOpts) (*Result, error) {
+func run(ctx context.Context, cfg Config) (*Result, error) {
 	t, err := parseTarget(cfg.URL)
 	if err != nil {
 		return nil, err
@@ -63,7 +55,7 @@ func runWith(ctx context.Context, cfg Config, opts engineOpts) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{cfg: cfg, req: req, head: cfg.Method == "HEAD", nconns: uint64(cfg.Connections), pacer: cfg.Pacer, nloops: cfg.Threads, ip: ips[0], port: t.port, noPwait2: opts.timerfd}
+	r := &runner{cfg: cfg, req: req, head: cfg.Method == "HEAD", nconns: uint64(cfg.Connections), pacer: cfg.Pacer, nloops: cfg.Threads, ip: ips[0], port: t.port}
 	r.remote = &net.TCPAddr{IP: ips[0], Port: t.port}
 	if t.tls {
 		r.tlsCfg = newTLSConfig(&cfg, t)

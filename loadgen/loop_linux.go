@@ -45,10 +45,6 @@ type loop struct {
 	tls      *tlsState // https only
 	draining bool      // the window has ended: no more sends
 	scan     []int     // sendAt's stack
-	// pwait2: the loop sleeps in epoll_pwait2 with a nanosecond timeout
-	// (Linux 5.11+); without it, a timerfd re-armed per sleep wakes it.
-	pwait2 bool
-	ts     unix.Timespec // epoll_pwait2's timeout
 	// The default send batching (sendPolicy): the current window (ns),
 	// the loop's smoothed load, and its thread's CPU time and the clock at
 	// the last tick.
@@ -75,15 +71,6 @@ func (l *loop) main(ready *sync.WaitGroup, startCh chan struct{}) {
 		l.setupErr = err
 		ready.Done()
 		return
-	}
-	if l.pwait2 {
-		// epoll_pwait2's timeout is an hrtimer with the thread's timer
-		// slack (50 µs by default): 1 ns keeps the wake-up on time.
-		if old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil && old > 1 {
-			if unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) == nil {
-				defer unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(old), 0, 0, 0) //nolint:errcheck // best effort, before the thread is unlocked
-			}
-		}
 	}
 	if l.r.tlsCfg != nil {
 		l.tls = &tlsState{}
@@ -362,18 +349,12 @@ func (l *loop) onTick(now int64) {
 	}
 }
 
-// setupWait prepares the loop's sleep: epoll_pwait2 with a nanosecond
-// timeout where the kernel has it (probed once on the loop's epoll set: it
-// is missing before Linux 5.11, and a seccomp filter may refuse it), or
-// else a timerfd in the epoll set, re-armed for each sleep.
+// setupWait prepares the loop's sleep: a timerfd in the epoll set, armed
+// for the next wake-up. (epoll_pwait2 with a nanosecond timeout, one system
+// call per sleep instead of up to three, was measured and not kept: it
+// arms and cancels an hrtimer on every wait, also when a response ends
+// the sleep, and cost 1.5x the CPU per request at --slack 0; PERF.md.)
 func (l *loop) setupWait() error {
-	if !l.r.noPwait2 {
-		l.ts = unix.Timespec{}
-		if _, err := epollPwait2(l.epfd, l.events, &l.ts, true); err == nil {
-			l.pwait2 = true
-			return nil
-		}
-	}
 	var err error
 	l.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
@@ -391,16 +372,6 @@ func (l *loop) setupWait() error {
 // reaches wake (ns from the start) when none is.
 func (l *loop) wait(wake int64) (int, error) {
 	r := l.r
-	if l.pwait2 {
-		// One system call: it returns at once with what is ready, and
-		// otherwise sleeps until wake.
-		d := wake - r.now()
-		if d < 0 {
-			d = 0
-		}
-		l.ts = unix.NsecToTimespec(d)
-		return epollPwait2(l.epfd, l.events, &l.ts, r.rawWait)
-	}
 	var n int
 	var err error
 	waited := r.rawWait && wake == l.armed

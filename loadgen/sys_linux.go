@@ -85,23 +85,6 @@ func armTimer(tfd int, d int64) error {
 	return errnoErr(e)
 }
 
-// epollPwait2 returns the ready events, waiting at most *timeout (zero:
-// not at all). With raw it goes through RawSyscall, as waitRaw does (see
-// there: only while a P is left for the rest of the process).
-func epollPwait2(epfd int, events []unix.EpollEvent, timeout *unix.Timespec, raw bool) (int, error) {
-	var n uintptr
-	var e unix.Errno
-	if raw {
-		n, _, e = unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(unsafe.Pointer(timeout)), 0, 0)
-	} else {
-		n, _, e = unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(unsafe.Pointer(timeout)), 0, 0)
-	}
-	if e != 0 {
-		return 0, errnoErr(e)
-	}
-	return int(n), nil
-}
-
 // threadCPU returns the calling thread's CPU time in ns (user and
 // system), or -1 when the clock cannot be read.
 func threadCPU() int64 {
