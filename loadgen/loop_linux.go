@@ -191,10 +191,14 @@ func (l *loop) loop() {
 				return
 			}
 		}
-		// Send everything that is due.
-		for len(l.heap) > 0 && l.heap[0].due <= now {
-			c := l.heap.pop()
-			l.kick(c, now)
+		// Send everything that is due; with a send window, once the
+		// window's last send is due (also when the loop is awake for
+		// responses, so that a busy loop batches as a sleeping one does).
+		if len(l.heap) > 0 && l.heap[0].due <= now && (l.window == 0 || l.sendAt() <= now) {
+			for len(l.heap) > 0 && l.heap[0].due <= now {
+				c := l.heap.pop()
+				l.kick(c, now)
+			}
 		}
 		if l.active == 0 {
 			l.flushInterval(now, true)
