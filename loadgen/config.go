@@ -21,8 +21,8 @@ const (
 
 // Send batching (Config.Slack).
 const (
-	// DefaultSendWindow bounds how late the default, rate-aware slack
-	// sends a request to batch it with others due soon after it.
+	// DefaultSendWindow bounds how late the default slack (Config.Slack
+	// 0) sends a request to batch it with others due soon after it.
 	DefaultSendWindow = time.Millisecond
 	// NoSlack as Config.Slack sends every request at its own intended
 	// time, each with its own wake-up.
@@ -91,13 +91,17 @@ type Config struct {
 	// wake-up, and their responses come back together: fewer wake-ups
 	// (less CPU per request at high rates) for sends a little late, never
 	// early. The delay is measured, not hidden: it shows in
-	// Histograms.Lag and in the corrected latency. 0 (the default) is
-	// rate-aware: a send due alone leaves on time, and sends falling due
-	// within DefaultSendWindow of the first are sent together when the
-	// last of them is due (so none is more than DefaultSendWindow late).
-	// A positive Slack always waits that long past the first due send;
-	// NoSlack sends each request at its own time (wrk2's 1 ms timers
-	// behave roughly like a Slack of 1 ms).
+	// Histograms.Lag and in the corrected latency. 0 (the default)
+	// follows the load: each event loop measures its share of a CPU every
+	// 100 ms; while it is under 2 % every send leaves on its own time, and
+	// as it grows to 10 % the loop sends the requests falling due within a
+	// window of the first together, when the last of them is due. The
+	// window widens with the load up to a quarter of a connection's send
+	// interval (Connections/rate) and never beyond DefaultSendWindow, so no
+	// request leaves more than that late for batching. A positive Slack
+	// always waits that long past the first due send; NoSlack sends each
+	// request at its own time (wrk2's 1 ms timers behave roughly like a
+	// Slack of 1 ms).
 	Slack time.Duration
 
 	// Duration is the length of the measured window, as wrk2's -d: no

@@ -72,13 +72,14 @@
 // locked to an OS thread, own their connections: non-blocking sockets,
 // level-triggered epoll(7), and a timerfd(2) per loop armed for the next
 // due send with nanosecond resolution. With [Config.Slack] set to
-// [NoSlack] (the CLI's --slack 0) each send has its own wake-up and leaves
-// within about 100 µs of its intended time; the default slack batches
-// sends falling due within [DefaultSendWindow] (1 ms) of each other, so
-// one may leave up to that much late, measured in [Histograms.Lag] and in
-// the corrected latency (wrk2's 1 ms timers add ~0.8 ms to every corrected
-// percentile). A loop sleeps in epoll_pwait without
-// handing its P back to the Go scheduler (a blocking system call that
+// [NoSlack] (the CLI's --slack 0) each send has its own wake-up. The default follows each
+// loop's load: while the loop is nearly idle every send leaves on time;
+// as its CPU share grows, sends falling due close together leave in one
+// wake-up, within a window that is never wider than a quarter of a
+// connection's send interval nor than [DefaultSendWindow] (1 ms). The
+// delay is measured, in [Histograms.Lag] and in the corrected latency
+// (wrk2's 1 ms timers add ~0.8 ms to every corrected percentile). A loop
+// sleeps in epoll_pwait without handing its P back to the Go scheduler (a blocking system call that
 // sysmon would otherwise retake every few tens of microseconds; PERF.md
 // has the measurements); for that Run keeps one P more
 // than event loops, raising GOMAXPROCS to Threads+1 when it is lower and

@@ -25,8 +25,9 @@ type runner struct {
 	family   int
 	nconns   uint64
 	pacer    Pacer
-	slack    int64 // Config.Slack in ns when > 0
-	window   int64 // the rate-aware send window (Slack 0), ns; 0: none
+	slack    int64      // Config.Slack in ns when > 0
+	adaptive bool       // Slack 0 in an open model: the loops batch sends by policy
+	policy   sendPolicy // the default send batching
 	warmupNs int64
 	endNs    int64 // end of the measured window (warm-up + duration); MaxInt64 without a duration
 	stopNs   atomic.Int64
@@ -71,7 +72,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	case cfg.Slack > 0:
 		r.slack = int64(cfg.Slack)
 	case cfg.Slack == 0 && r.pacer != nil:
-		r.window = int64(DefaultSendWindow)
+		r.adaptive, r.policy = true, defaultSendPolicy
 	}
 	r.endNs = math.MaxInt64
 	if cfg.Duration > 0 {
@@ -266,6 +267,9 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 			res.Server = s.server
 		}
 	}
+	// Processing is the service time (see complete): one record per
+	// request instead of two.
+	res.Dropped += res.Histograms.Processing.Merge(res.Histograms.Service)
 	res.Errors.Errnos = sortErrnos(errnos)
 	if r.pacer != nil {
 		res.Pacer = r.pacer.String()

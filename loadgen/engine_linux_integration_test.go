@@ -373,6 +373,8 @@ func TestIntegrationConnectTimesOnePerRequest(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint64(300), res.Requests)
 	assert.Equal(t, int64(300), res.Histograms.Connect.TotalCount())
+	assert.Equal(t, int64(300), res.Histograms.Processing.TotalCount(), "one processing time per request")
+	assert.Equal(t, res.Histograms.Service.Mean(), res.Histograms.Processing.Mean(), "processing is the service time: sent on a connection already up")
 	assert.Equal(t, uint64(200), res.KeepAliveResponses, "two of every three responses keep the connection")
 	assert.GreaterOrEqual(t, res.Reconnects, uint64(98))
 }

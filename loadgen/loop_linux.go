@@ -45,6 +45,14 @@ type loop struct {
 	tls      *tlsState // https only
 	draining bool      // the window has ended: no more sends
 	scan     []int     // sendAt's stack
+	// The default send batching (sendPolicy): the current window (ns),
+	// the loop's smoothed load, and its thread's CPU time and the clock at
+	// the last tick.
+	window  int64
+	load    float64
+	cpuNs   int64
+	cpuWall int64
+	reused  int64 // recorded requests on reused connections: a connect time of 0 each
 }
 
 // main is one event loop's goroutine, locked to its OS thread.
@@ -59,16 +67,8 @@ func (l *loop) main(ready *sync.WaitGroup, startCh chan struct{}) {
 		ready.Done()
 		return
 	}
-	l.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
-	if err != nil {
-		l.setupErr = fmt.Errorf("loadgen: timerfd_create: %w", err)
-		ready.Done()
-		return
-	}
-	// Edge-triggered: each expiry wakes epoll once; re-arming resets it,
-	// so the timerfd never needs a read.
-	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, l.tfd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: timerfdMarker}); err != nil {
-		l.setupErr = fmt.Errorf("loadgen: epoll_ctl timerfd: %w", err)
+	if err := l.setupWait(); err != nil {
+		l.setupErr = err
 		ready.Done()
 		return
 	}
@@ -96,6 +96,7 @@ func (l *loop) main(ready *sync.WaitGroup, startCh chan struct{}) {
 		return
 	}
 	now := l.r.now()
+	l.cpuNs, l.cpuWall = threadCPU(), now
 	l.nextTick = int64(tick)
 	l.nextIv = int64(l.r.cfg.Interval) + l.r.warmupNs
 	l.ivStart = l.r.warmupNs
@@ -108,6 +109,11 @@ func (l *loop) main(ready *sync.WaitGroup, startCh chan struct{}) {
 		l.schedule(c, now)
 	}
 	l.loop()
+	if l.reused > 0 {
+		if err := l.st.h.Connect.RecordValues(0, l.reused); err != nil {
+			l.st.dropped += l.reused
+		}
+	}
 }
 
 // preconnect opens the keep-alive connections before the clock starts, so
@@ -185,10 +191,14 @@ func (l *loop) loop() {
 				return
 			}
 		}
-		// Send everything that is due.
-		for len(l.heap) > 0 && l.heap[0].due <= now {
-			c := l.heap.pop()
-			l.kick(c, now)
+		// Send everything that is due; with a send window, once the
+		// window's last send is due (also when the loop is awake for
+		// responses, so that a busy loop batches as a sleeping one does).
+		if len(l.heap) > 0 && l.heap[0].due <= now && (l.window == 0 || l.sendAt() <= now) {
+			for len(l.heap) > 0 && l.heap[0].due <= now {
+				c := l.heap.pop()
+				l.kick(c, now)
+			}
 		}
 		if l.active == 0 {
 			l.flushInterval(now, true)
@@ -200,36 +210,7 @@ func (l *loop) loop() {
 				wake = w
 			}
 		}
-		var n int
-		var err error
-		waited := r.rawWait && wake == l.armed
-		if waited {
-			// The timer is set for the next wake-up already (a closed
-			// loop's next tick): one wait, which returns at once with
-			// what is ready, instead of a poll and then a wait.
-			n, err = waitRaw(l.epfd, l.events)
-		} else {
-			// Take what is ready without blocking; only when nothing
-			// is, arm the timer for the next due send (or tick) and
-			// sleep.
-			n, err = pollNow(l.epfd, l.events)
-		}
-		if err == nil && n == 0 && !waited {
-			if wake != l.armed {
-				d := wake - r.now()
-				if d < 1000 {
-					d = 1000
-				}
-				if err := armTimer(l.tfd, d); err == nil {
-					l.armed = wake
-				}
-			}
-			if r.rawWait {
-				n, err = waitRaw(l.epfd, l.events)
-			} else {
-				n, err = unix.EpollWait(l.epfd, l.events, -1)
-			}
-		}
+		n, err := l.wait(wake)
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
 				continue
@@ -256,19 +237,19 @@ func (l *loop) loop() {
 }
 
 // sendAt is when to wake for the next due sends: the first one's due
-// time plus a fixed slack, or with the rate-aware window the latest due
-// time within the window after the first (all of them then leave in one
-// wake-up, none later than the window).
+// time plus a fixed slack, or with the default policy's window the latest
+// due time within the window after the first (all of them then leave in
+// one wake-up, none later than the window).
 func (l *loop) sendAt() int64 {
 	h := l.heap
 	first := h[0].due
 	if l.r.slack > 0 {
 		return first + l.r.slack
 	}
-	if l.r.window == 0 {
+	if l.window == 0 {
 		return first
 	}
-	limit, last := first+l.r.window, first
+	limit, last := first+l.window, first
 	// Children are due no earlier than their parent: visit only the
 	// entries within the window.
 	st := append(l.scan[:0], 0)
@@ -336,6 +317,7 @@ func (l *loop) onTick(now int64) {
 	}
 	l.lastReq = l.st.requests
 	l.lastTick = now
+	l.adapt(now)
 	l.nextTick = now + int64(tick)
 	if iv := int64(r.cfg.Interval); iv < int64(tick) {
 		l.nextTick = now + iv
@@ -369,4 +351,80 @@ func (l *loop) onTick(now int64) {
 			}
 		}
 	}
+}
+
+// setupWait prepares the loop's sleep: a timerfd in the epoll set, armed
+// for the next wake-up. (epoll_pwait2 with a nanosecond timeout, one system
+// call per sleep instead of up to three, was measured and not kept: it
+// arms and cancels an hrtimer on every wait, also when a response ends
+// the sleep, and cost 1.5x the CPU per request at --slack 0; PERF.md.)
+func (l *loop) setupWait() error {
+	var err error
+	l.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("loadgen: timerfd_create: %w", err)
+	}
+	// Edge-triggered: each expiry wakes epoll once; re-arming resets it,
+	// so the timerfd never needs a read.
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, l.tfd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: timerfdMarker}); err != nil {
+		return fmt.Errorf("loadgen: epoll_ctl timerfd: %w", err)
+	}
+	return nil
+}
+
+// wait returns the ready events, sleeping until one is ready or the clock
+// reaches wake (ns from the start) when none is.
+func (l *loop) wait(wake int64) (int, error) {
+	r := l.r
+	var n int
+	var err error
+	waited := r.rawWait && wake == l.armed
+	if waited {
+		// The timer is set for the next wake-up already (a closed
+		// loop's next tick): one wait, which returns at once with
+		// what is ready, instead of a poll and then a wait.
+		n, err = waitRaw(l.epfd, l.events)
+	} else {
+		// Take what is ready without blocking; only when nothing
+		// is, arm the timer for the next due send (or tick) and
+		// sleep.
+		n, err = pollNow(l.epfd, l.events)
+	}
+	if err == nil && n == 0 && !waited {
+		if wake != l.armed {
+			d := wake - r.now()
+			if d < 1000 {
+				d = 1000
+			}
+			if err := armTimer(l.tfd, d); err == nil {
+				l.armed = wake
+			}
+		}
+		if r.rawWait {
+			n, err = waitRaw(l.epfd, l.events)
+		} else {
+			n, err = unix.EpollWait(l.epfd, l.events, -1)
+		}
+	}
+	return n, err
+}
+
+// adapt folds the loop's load over the last tick (its thread's CPU time
+// over the clock) into its running value and, under the default send
+// policy, sets the send window from it.
+func (l *loop) adapt(now int64) {
+	cpu := threadCPU()
+	if wall := now - l.cpuWall; wall > 0 && cpu >= 0 && l.cpuNs >= 0 {
+		l.load = smoothLoad(l.load, float64(cpu-l.cpuNs)/float64(wall))
+	}
+	l.cpuNs, l.cpuWall = cpu, now
+	r := l.r
+	if !r.adaptive || r.pacer == nil {
+		return
+	}
+	var iv time.Duration
+	if rate := r.pacer.Rate(time.Duration(now)); rate > 0 {
+		iv = time.Duration(float64(r.nconns) / rate * 1e9)
+	}
+	l.window = int64(r.policy.window(l.load, iv))
 }

@@ -26,7 +26,7 @@ func TestSendAt(t *testing.T) {
 		{"fixed slack", us(4000), 0, []int64{1000, 1100}, 5000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := &loop{r: &runner{slack: tc.slack, window: tc.window}}
+			l := &loop{r: &runner{slack: tc.slack}, window: tc.window}
 			for _, d := range tc.due {
 				l.heap.push(&conn{due: us(d), hidx: -1})
 			}

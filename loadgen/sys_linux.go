@@ -84,3 +84,13 @@ func armTimer(tfd int, d int64) error {
 	_, _, e := unix.RawSyscall6(unix.SYS_TIMERFD_SETTIME, uintptr(tfd), 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
 	return errnoErr(e)
 }
+
+// threadCPU returns the calling thread's CPU time in ns (user and
+// system), or -1 when the clock cannot be read.
+func threadCPU() int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return -1
+	}
+	return ts.Nano()
+}

@@ -19,8 +19,17 @@
 # about a minute on 2 cores) into this run's temporary directory. The binary
 # is never kept.
 #
+# LOADGEN=/path/to/binary runs that build instead of this tree's (to compare
+# commits; the CO test, section 8, always runs this tree's code); LG_FLAGS
+# are added to loadgen's fixed-rate runs (sections 2, 9, 10), e.g. "--slack 0".
+# SECTIONS picks scenarios by number (default: all), e.g. SECTIONS="2 9 10 8"
+# for the fixed rates, the max rate per core and the CO test. NGINX_WORKERS
+# (default 2) nginx workers share nginx's CPU, so that the server is not
+# what caps the max-rate search (section 10 reports nginx's CPU share).
+#
 #   bash scripts/loadgen-bench.sh            # all scenarios, 8 s each
 #   DURATION=5 BUILD_WRK2=1 bash scripts/loadgen-bench.sh
+#   SECTIONS="2 9 10 8" BUILD_WRK2=1 flock -x /tmp/nettune-bench.lock bash scripts/loadgen-bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +42,13 @@ CONNS=${CONNS:-64}
 RATE=${RATE:-15000}
 THREADS=${THREADS:-2}
 IDLE_CONNS=${IDLE_CONNS:-10000}
+HIGH_RATES=${HIGH_RATES:-50000 90000}
+MAX_LEVELS=${MAX_LEVELS:-30000 50000 70000 90000 110000 130000 150000}
+MAX_DURATION=${MAX_DURATION:-5}
+NGINX_WORKERS=${NGINX_WORKERS:-2}
+SECTIONS=${SECTIONS:-1 2 9 4 6 7 8 10 5 3}
+want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
 for tool in wrk nginx openssl /usr/bin/time python3 ss go; do
   command -v "$tool" >/dev/null || { echo "loadgen-bench: $tool not found" >&2; exit 1; }
@@ -50,7 +66,11 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-go build -o "$work/loadgen" ./examples/loadgen
+if [ -n "${LOADGEN:-}" ]; then
+  cp "$LOADGEN" "$work/loadgen"   # a binary built elsewhere (an earlier commit, to compare)
+else
+  go build -o "$work/loadgen" ./examples/loadgen
+fi
 
 WRK2=${WRK2:-$(command -v wrk2 || true)}
 if [ -z "$WRK2" ] && [ "${BUILD_WRK2:-0}" = 1 ]; then
@@ -92,7 +112,7 @@ chmod 755 "$work"
 mkdir -p "$work/nginx/logs" "$work/nginx/html"
 head -c 400 /dev/zero | tr '\0' 'x' | fold -w 79 > "$work/nginx/html/index.html"
 cat > "$work/nginx/nginx.conf" <<CONF
-worker_processes 1;
+worker_processes $NGINX_WORKERS;
 worker_rlimit_nofile 30000;
 pid $work/nginx/nginx.pid;
 error_log $work/nginx/logs/error.log warn;
@@ -100,6 +120,11 @@ daemon off;
 events { worker_connections 25000; }
 http {
   access_log off;
+  # Cached descriptors: no open/fstat/close per request, so nginx on its
+  # one CPU is less often what caps the high rates (section 10 shows its
+  # CPU share).
+  open_file_cache max=64 inactive=60s;
+  open_file_cache_valid 60s;
   keepalive_requests 1000000;
   keepalive_timeout 120s;
   client_body_temp_path $work/nginx/tmp;
@@ -158,6 +183,39 @@ json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 per_req_us() { awk -v c="$1" -v n="$2" 'BEGIN { if (n == 0) print "n/a"; else printf "%.2f", c * 1e6 / n }'; }
 
+# pct ACHIEVED OFFERED: the achieved rate's difference from the offered one, in %.
+pct() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%+.2f", (a-b)*100/b}'; }
+lgline() { # lgline FILE: loadgen's figures from its --json and GNU time
+  local n; n=$(json "$1" 'r["requests"]')
+  printf "achieved %.1f req/s (%s%%), %s CPU-us/req, p50 %s us, lag p50/p99 %s/%s us" "$(json "$1" 'r["achieved_rate"]')" \
+    "$(pct "$(json "$1" 'r["achieved_rate"]')" "$(json "$1" 'r["offered_rate"]')")" "$(per_req_us "$(cpu_s "$1")" "$n")" \
+    "$(json "$1" 'r["histograms"]["latency"]["percentiles_us"]["50"]')" "$(json "$1" 'r["histograms"]["lag"]["percentiles_us"]["50"]')" \
+    "$(json "$1" 'r["histograms"]["lag"]["percentiles_us"]["99"]')"
+}
+# fixed_rate THREADS RATE TAG DURATION: wrk2 then loadgen at a fixed rate; prints both lines and the ratio.
+fixed_rate() {
+  local t=$1 rate=$2 tag=$3 d=$4 w2_us="" r_us
+  if [ -n "$WRK2" ]; then
+    timed "$work/wrk2.$tag" "$WRK2" -t"$t" -c"$CONNS" -d"$d" -R"$rate" --latency "$url"
+    w2_us=$(per_req_us "$(cpu_s "$work/wrk2.$tag")" "$(wrk_reqs "$work/wrk2.$tag")")
+    printf "  %-8s wrk2:    achieved %.1f req/s (%s%%), %s CPU-us/req, p50 %s   [load %s]\n" "$tag" "$(wrk_rps "$work/wrk2.$tag")" \
+      "$(pct "$(wrk_rps "$work/wrk2.$tag")" "$rate")" "$w2_us" "$(awk '/^ *50.000%/ {print $2}' "$work/wrk2.$tag")" "$(loadavg)"
+  fi
+  timed "$work/lg.$tag" "$work/loadgen" -t"$t" -c"$CONNS" -R"$rate" -d"$d" ${LG_FLAGS:-} --json "$url"
+  r_us=$(per_req_us "$(cpu_s "$work/lg.$tag")" "$(json "$work/lg.$tag" 'r["requests"]')")
+  printf "  %-8s loadgen: %s   [load %s]\n" "$tag" "$(lgline "$work/lg.$tag")" "$(loadavg)"
+  if [ -n "$w2_us" ]; then echo "  $tag ratio loadgen/wrk2 CPU-us/req: $(ratio "$r_us" "$w2_us")   (target <= 1.00)"; fi
+}
+# nginx_cpu: the CPU time (s) nginx's workers have used so far.
+nginx_cpu() {
+  local sum=0 p
+  for p in $(pgrep -P "$nginx_pid" 2>/dev/null) "$nginx_pid"; do
+    sum=$(awk -v s="$sum" -v hz="$(getconf CLK_TCK)" '{print s + ($14 + $15) / hz}' "/proc/$p/stat" 2>/dev/null || echo "$sum")
+  done
+  echo "$sum"
+}
+
+if want 1; then
 echo "== 1. closed loop, $CONNS connections, ${DURATION}s, $THREADS threads"
 timed "$work/wrk.closed" wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" "$url"
 timed "$work/lg.closed" "$work/loadgen" -t"$THREADS" -c"$CONNS" -d"$DURATION" --json "$url"
@@ -168,34 +226,30 @@ printf "  wrk:     %10.0f req/s  %6s CPU-us/req  (%s requests, errors: %s)\n" "$
 printf "  loadgen: %10.0f req/s  %6s CPU-us/req  (%s requests, socket errors %s, status errors %s)\n" "$l_rps" "$l_us" "$l_n" "$(json "$work/lg.closed" 'sum(r["errors"][k] for k in ("connect","read","write","timeout"))')" "$(json "$work/lg.closed" 'r["errors"]["status"]')"
 echo "  ratio loadgen/wrk: req/s $(ratio "$l_rps" "$w_rps")  CPU-us/req $(ratio "$l_us" "$w_us")   (targets: >= 1.00 and <= 1.00)"
 echo
-
-echo "== 2. fixed rate $RATE req/s, $CONNS connections, ${DURATION}s, $THREADS threads: loadgen and wrk2 alternating, twice"
-for k in 1 2; do
-  if [ -n "$WRK2" ]; then
-    timed "$work/wrk2.rate$k" "$WRK2" -t"$THREADS" -c"$CONNS" -d"$DURATION" -R"$RATE" --latency "$url"
-  fi
-  timed "$work/lg.rate$k" "$work/loadgen" -t"$THREADS" -c"$CONNS" -R"$RATE" -d"$DURATION" --json "$url"
-  r_rps=$(json "$work/lg.rate$k" 'r["achieved_rate"]'); r_n=$(json "$work/lg.rate$k" 'r["requests"]')
-  r_us=$(per_req_us "$(cpu_s "$work/lg.rate$k")" "$r_n")
-  printf "  run %d loadgen: achieved %.1f req/s of %s (%s%%), %s CPU-us/req, p50 %s us\n" "$k" "$r_rps" "$RATE" \
-    "$(awk -v a="$r_rps" -v b="$RATE" 'BEGIN{printf "%+.2f", (a-b)*100/b}')" "$r_us" "$(json "$work/lg.rate$k" 'r["histograms"]["latency"]["percentiles_us"]["50"]')"
-  if [ -n "$WRK2" ]; then
-    w2_n=$(wrk_reqs "$work/wrk2.rate$k"); w2_rps=$(wrk_rps "$work/wrk2.rate$k")
-    w2_us=$(per_req_us "$(cpu_s "$work/wrk2.rate$k")" "$w2_n")
-    printf "  run %d wrk2:    achieved %.1f req/s of %s, %s CPU-us/req, p50 %s\n" "$k" "$w2_rps" "$RATE" "$w2_us" "$(awk '/^ *50.000%/ {print $2}' "$work/wrk2.rate$k")"
-    echo "  run $k ratio loadgen/wrk2 CPU-us/req: $(ratio "$r_us" "$w2_us")   (target <= 1.00)"
-  fi
-done
-if [ -z "$WRK2" ]; then
-  echo "  (no wrk2: ratio to wrk's closed loop $(ratio "$r_us" "$w_us"); DESIGN.md's wrk2 at 15k/s: ~20 CPU-us/req)"
 fi
+
+if want 2; then
+echo "== 2. fixed rate $RATE req/s, $CONNS connections, ${DURATION}s, $THREADS threads: wrk2 and loadgen alternating, twice"
+for k in 1 2; do fixed_rate "$THREADS" "$RATE" "rate$k" "$DURATION"; done
+echo
+fi
+
+if want 9; then
+echo "== 9. fixed high rates, one event loop (-t1), $CONNS connections, ${DURATION}s: wrk2 and loadgen alternating"
+for rate in $HIGH_RATES; do fixed_rate 1 "$rate" "r$((rate / 1000))k" "$DURATION"; done
+echo
+fi
+
+if want 4 && [ -s "$work/lg.rate2" ]; then
 cp "$work/lg.rate2" "$work/lg.rate"; cp "$work/lg.rate2.time" "$work/lg.rate.time"
-echo "== 4. pacing precision (the last run above: the default, rate-aware send window of 1 ms)"
+echo "== 4. pacing precision (the last $RATE/s run above, default flags: the load-following send window)"
 echo "  send lag (actual - intended): p50 $(json "$work/lg.rate" 'r["histograms"]["lag"]["percentiles_us"]["50"]') us, p99 $(json "$work/lg.rate" 'r["histograms"]["lag"]["percentiles_us"]["99"]') us, p99.9 $(json "$work/lg.rate" 'r["histograms"]["lag"]["percentiles_us"]["99.9"]') us"
 echo "  corrected p50 $(json "$work/lg.rate" 'r["histograms"]["latency"]["percentiles_us"]["50"]') us vs service-time p50 $(json "$work/lg.rate" 'r["histograms"]["service"]["percentiles_us"]["50"]') us; corrected p99 $(json "$work/lg.rate" 'r["histograms"]["latency"]["percentiles_us"]["99"]') us vs service p99 $(json "$work/lg.rate" 'r["histograms"]["service"]["percentiles_us"]["99"]') us"
 echo "  (wrk2's 1 ms timers add ~0.8 ms to every corrected percentile: p50 0.97 ms against nginx answering in 0.12 ms)"
 echo
+fi
 
+if want 6; then
 echo "== 6. saturated: -c$SAT_CONNS -R$SAT_RATE -d$SAT_DURATION (the Arm guide's shape), loadgen and wrk2"
 timed "$work/lg.sat" "$work/loadgen" -t"$THREADS" -c"$SAT_CONNS" -R"$SAT_RATE" -d"$SAT_DURATION" "$url" || true
 echo "  loadgen: $(awk '/requests in/' "$work/lg.sat" | sed 's/^ *//'); $(awk '/^Requests\/sec:/' "$work/lg.sat"); wall $(wall_s "$work/lg.sat") s"
@@ -212,7 +266,9 @@ if grep -q 'Non-2xx' "$work/lg.sat"; then
   echo "  nginx answered with errors; its error log says:"; tail -5 "$work/nginx/logs/error.log" | sed 's/^/    /'
 fi
 echo
+fi
 
+if want 7; then
 echo "== 7. https (TLS, keep-alive), closed loop, $CONNS connections, ${DURATION}s: wrk and loadgen alternating, twice"
 for k in 1 2; do
   timed "$work/wrk.tls$k" wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" "$tlsurl"
@@ -225,15 +281,51 @@ for k in 1 2; do
   echo "  run $k ratio loadgen/wrk: req/s $(ratio "$l_rps" "$w_rps")  CPU-us/req $(ratio "$l_us" "$w_us")   (aim: CPU <= 1.00)"
 done
 echo
+fi
 
-echo "== 8. coordinated-omission test (strict check: p50 and p90/p99/p99.9 against the analytic values)"
-go test -count=1 -run 'TestIntegrationCoordinatedOmission$' -v ./loadgen/ 2>&1 | grep -E 'co_linux|^(--- |ok|FAIL)' | sed 's/^/  /'
+if want 8; then
+echo "== 8. coordinated-omission test (strict check: p50 and p90/p99/p99.9 against the analytic values; 1000/s and 2000/s)"
+go test -count=1 -run 'TestIntegrationCoordinatedOmission' -v ./loadgen/ 2>&1 | grep -E 'co_linux|^(--- |ok|FAIL)' | sed 's/^/  /'
 echo
+fi
 
+if want 10; then
+echo "== 10. max rate per core: -t1, $CONNS connections, ${MAX_DURATION}s per level, levels $MAX_LEVELS"
+echo "  passes: achieved within 0.5% of the offered rate, and for loadgen a send lag p99 <= 1 ms"
+echo "  (wrk2 reports no send lag: its rate alone is judged). nginx: $NGINX_WORKERS workers ${SRV[*]:+on cpu1}; its CPU share is shown."
+best_lg=none best_w2=none
+for rate in $MAX_LEVELS; do
+  c0=$(nginx_cpu)
+  timed "$work/lg.max" "$work/loadgen" -t1 -c"$CONNS" -R"$rate" -d"$MAX_DURATION" ${LG_FLAGS:-} --json "$url"
+  ngx=$(awk -v a="$c0" -v b="$(nginx_cpu)" -v w="$(wall_s "$work/lg.max")" 'BEGIN{printf "%.0f", (b-a)*100/w}')
+  lag99=$(json "$work/lg.max" 'r["histograms"]["lag"]["percentiles_us"]["99"]')
+  dev=$(pct "$(json "$work/lg.max" 'r["achieved_rate"]')" "$(json "$work/lg.max" 'r["offered_rate"]')")
+  ok=$(awk -v d="$dev" -v l="$lag99" 'BEGIN{print (d >= -0.5 && d <= 0.5 && l <= 1000) ? "pass" : "fail"}')
+  [ "$ok" = pass ] && best_lg=$rate
+  printf "  %7s/s loadgen: %s; nginx %s%% of a CPU: %s   [load %s]\n" "$rate" "$(lgline "$work/lg.max")" "$ngx" "$ok" "$(loadavg)"
+  if [ -n "$WRK2" ]; then
+    c0=$(nginx_cpu)
+    timed "$work/wrk2.max" "$WRK2" -t1 -c"$CONNS" -d"$MAX_DURATION" -R"$rate" --latency "$url"
+    ngx=$(awk -v a="$c0" -v b="$(nginx_cpu)" -v w="$(wall_s "$work/wrk2.max")" 'BEGIN{printf "%.0f", (b-a)*100/w}')
+    dev=$(pct "$(wrk_rps "$work/wrk2.max")" "$rate")
+    ok=$(awk -v d="$dev" 'BEGIN{print (d >= -0.5 && d <= 0.5) ? "pass" : "fail"}')
+    [ "$ok" = pass ] && best_w2=$rate
+    printf "  %7s/s wrk2:    achieved %.1f req/s (%s%%), %s CPU-us/req, p50 %s; nginx %s%% of a CPU: %s   [load %s]\n" "$rate" "$(wrk_rps "$work/wrk2.max")" "$dev" \
+      "$(per_req_us "$(cpu_s "$work/wrk2.max")" "$(wrk_reqs "$work/wrk2.max")")" "$(awk '/^ *50.000%/ {print $2}' "$work/wrk2.max")" "$ngx" "$ok" "$(loadavg)"
+  fi
+done
+[ -n "$WRK2" ] || best_w2="not run"
+echo "  max rate per core at correct timing (highest passing level): loadgen $best_lg, wrk2 $best_w2"
+echo
+fi
+
+if want 5; then
 echo "== 5. why not net/http: go test -bench ClosedLoop (64 connections, closed loop, 100000 requests each)"
 LOADGEN_BENCH_URL="$url" go test -run '^$' -bench 'ClosedLoop' -benchtime 100000x ./loadgen/ | awk '/^Benchmark/ {printf "  %-32s %10s req/s %8s CPU-us/req\n", $1, $7, $5}'
 echo
+fi
 
+if want 3; then
 echo "== 3. $IDLE_CONNS keep-alive connections, idle then active (open model, $((IDLE_CONNS)) req/s, 5 s)"
 timed "$work/lg.idle" "$work/loadgen" -t"$THREADS" -c"$IDLE_CONNS" -R"$IDLE_CONNS" -d5 --timeout 10 --json "$url" || true
 if [ -s "$work/lg.idle" ]; then
@@ -244,3 +336,5 @@ fi
 timed "$work/wrk.idle" wrk -t"$THREADS" -c"$IDLE_CONNS" -d5 --timeout 10 "$url" || true
 werr=$(awk '/Socket errors/' "$work/wrk.idle" | sed 's/^ *//')
 echo "  wrk (closed loop, same connections): peak RSS $(rss_mb "$work/wrk.idle") MiB, ${werr:-no socket errors}"
+fi
+
