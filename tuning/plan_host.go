@@ -22,11 +22,14 @@ type sysctlUndo struct {
 
 // Reverters returns the revert functions for the changes this package
 // makes, bound to h's root, under the Undo kinds "file" (FileChange),
-// "cpu-online" (KeepOnlineChange) and "sysctl" (SysctlChange). Callers add
+// "persist-file" (PersistFileChange and the tuned profile, sysctl.d and
+// unit writers), "cpu-online" (KeepOnlineChange) and "sysctl"
+// (SysctlChange); Tuned.Reverters adds "tuned-profile". Callers add
 // their own kinds (NIC channels, IRQ affinity) to the map.
 func (h *Host) Reverters() Reverters {
 	return Reverters{
-		undoFile: revertFile,
+		undoFile:    revertFile,
+		undoPersist: revertPersist,
 		undoCPUs: func(ctx context.Context, data json.RawMessage) error {
 			var snap CPUSnapshot
 			if err := json.Unmarshal(data, &snap); err != nil {
