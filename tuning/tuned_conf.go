@@ -212,7 +212,7 @@ func (c TunedConf) Render() ([]byte, error) {
 				return nil, err
 			}
 			lines := strings.Split(o.Value, "\n")
-	for i, line := range lines {
+			for i, line := range lines {
 				switch {
 				case i == 0:
 					fmt.Fprintf(&b, "%s=%s\n", o.Key, line)
