@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"syscall"
 
-	"github.com/nettune/nettune/internal/atomicfile"
+	"github.com/nettune/nettune/internal/persistfile"
 )
 
 // undoPersist is the Undo kind of a persistent configuration file that
@@ -33,70 +30,14 @@ type FileWrite struct {
 	Changed bool     `json:"changed"` // false when the file already held these bytes
 }
 
-// planFileWrite reads what is at path now.
-func planFileWrite(path string) (FileWrite, error) {
-	w := FileWrite{Path: path}
-	fi, err := os.Stat(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return w, nil
-	case err != nil:
-		return w, fmt.Errorf("tuning: %w", err)
-	case !fi.Mode().IsRegular():
-		return w, fmt.Errorf("tuning: %s is a %s, want a regular file or none", path, fi.Mode().Type())
-	}
-	if w.Previous, err = os.ReadFile(path); err != nil {
-		return w, fmt.Errorf("tuning: %w", err)
-	}
-	w.Existed, w.Mode = true, fi.Mode().Perm()
-	return w, nil
-}
-
-// missingDirs returns dir and its missing ancestors, deepest first.
-func missingDirs(dir string) []string {
-	var res []string
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(d); err == nil || d == filepath.Dir(d) {
-			return res
-		}
-		res = append(res, d)
-	}
-}
-
-// writePersistent writes data to path safely (atomicfile: temp file,
-// fsync, rename; no backup, the returned FileWrite is the backup),
+// writePersistent writes data to path safely (temp file, fsync, rename),
 // creating its directory, and returns what RestoreFile needs.
 func writePersistent(path string, data []byte, perm os.FileMode) (FileWrite, error) {
-	w, err := planFileWrite(path)
+	r, err := persistfile.Write(path, data, perm)
 	if err != nil {
-		return w, err
+		return FileWrite(r), fmt.Errorf("tuning: %w", err)
 	}
-	if w.Existed && bytes.Equal(w.Previous, data) {
-		return w, nil
-	}
-	w.Created = missingDirs(filepath.Dir(path))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return w, fmt.Errorf("tuning: directory of %s: %w", path, err)
-	}
-	r, err := atomicfile.WriteFile(path, data, &atomicfile.Options{NoBackup: true, Perm: perm})
-	if err != nil {
-		// Leave no empty directory of ours behind.
-		removeEmpty(w.Created)
-		return w, fmt.Errorf("tuning: write %s: %w", path, err)
-	}
-	w.Changed = r.Changed
-	return w, nil
-}
-
-// removeEmpty removes the directories in dirs (deepest first) that are
-// empty, and reports the first error other than "not empty" or "gone".
-func removeEmpty(dirs []string) error {
-	for _, d := range dirs {
-		if err := os.Remove(d); err != nil && !errors.Is(err, os.ErrNotExist) && !isDirNotEmpty(err) {
-			return fmt.Errorf("tuning: remove directory %s: %w", d, err)
-		}
-	}
-	return nil
+	return FileWrite(r), nil
 }
 
 // RestoreFile puts back what w recorded: the previous bytes and mode when
@@ -104,26 +45,10 @@ func removeEmpty(dirs []string) error {
 // created, when they are empty) when it did not. Restoring twice is not
 // an error. It needs write access to the file's directory.
 func RestoreFile(w FileWrite) error {
-	if w.Path == "" {
-		return errors.New("tuning: file restore record has no path")
+	if err := persistfile.Restore(persistfile.Record(w)); err != nil {
+		return fmt.Errorf("tuning: %w", err)
 	}
-	if w.Existed {
-		perm := w.Mode
-		if perm == 0 {
-			perm = 0o644
-		}
-		if err := os.MkdirAll(filepath.Dir(w.Path), 0o755); err != nil {
-			return fmt.Errorf("tuning: restore %s: %w", w.Path, err)
-		}
-		if _, err := atomicfile.WriteFile(w.Path, w.Previous, &atomicfile.Options{NoBackup: true, Perm: perm}); err != nil {
-			return fmt.Errorf("tuning: restore %s: %w", w.Path, err)
-		}
-		return nil
-	}
-	if err := os.Remove(w.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("tuning: remove %s: %w", w.Path, err)
-	}
-	return removeEmpty(w.Created)
+	return nil
 }
 
 // PersistFileChange prepares a Change that writes data to path (a file that
@@ -133,14 +58,14 @@ func RestoreFile(w FileWrite) error {
 // no file. Apply writes safely, Verify re-reads the file. An unchanged
 // file gives a Change without Apply.
 func PersistFileChange(path string, data []byte) (*Change, error) {
-	w, err := planFileWrite(path)
+	r, err := persistfile.Plan(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tuning: %w", err)
 	}
-	if w.Existed && bytes.Equal(w.Previous, data) {
+	if r.Unchanged(data) {
 		return &Change{Describe: path + " already up to date"}, nil
 	}
-	w.Created = missingDirs(filepath.Dir(path))
+	w := FileWrite(r)
 	undo, err := NewUndo(undoPersist, w)
 	if err != nil {
 		return nil, err
@@ -176,8 +101,4 @@ func revertPersist(_ context.Context, data json.RawMessage) error {
 		return fmt.Errorf("tuning: persist-file undo record: %w", err)
 	}
 	return RestoreFile(w)
-}
-
-func isDirNotEmpty(err error) bool {
-	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)
 }
