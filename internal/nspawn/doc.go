@@ -6,7 +6,7 @@
 // # Root file system
 //
 // Ensure builds Image into CacheDir/NAME (NAME holds a hash of the suite,
-// mirror, variant and package list, so a changed Image is a new tree) by
+// variant and package list, so a changed Image is a new tree) by
 // running debootstrap into a temporary directory beside it and renaming it
 // into place only when debootstrap succeeded: a tree at NAME is always
 // complete. A flock(2) on CacheDir/.NAME.lock keeps concurrent test

@@ -39,36 +39,47 @@ const (
 
 // Image says what debootstrap installs.
 type Image struct {
-	Suite   string   // Debian suite, e.g. "bookworm"
-	Mirror  string   // e.g. "http://deb.debian.org/debian"
+	Suite string // Debian suite, e.g. "bookworm"
+	// Mirror is the archive debootstrap downloads from. Default "": the
+	// one the host's apt sources give for Suite (HostMirror), or else
+	// debootstrap's own default. It does not shape the tree, so it is not
+	// part of Name.
+	Mirror  string
 	Variant string   // debootstrap --variant, e.g. "minbase"
 	Include []string // debootstrap --include, in order
 }
 
 // TomcatImage is Debian bookworm with systemd as PID 1, curl for HTTP
-// checks inside, and Debian's tomcat10 with its examples (tomcat10.service
-// enabled, Tomcat answering on 127.0.0.1:8080 after boot).
+// checks inside, Debian's tomcat10 with its examples (tomcat10.service
+// enabled, Tomcat answering on 127.0.0.1:8080 after boot), and tuned
+// (tuned.service enabled) with ethtool and iproute2.
 var TomcatImage = Image{
 	Suite:   "bookworm",
-	Mirror:  "http://deb.debian.org/debian",
 	Variant: "minbase",
-	Include: []string{"systemd", "systemd-sysv", "dbus", "procps", "curl", "tomcat10", "tomcat10-examples"},
+	Include: []string{"systemd", "systemd-sysv", "dbus", "procps", "curl", "tomcat10", "tomcat10-examples",
+		"tuned", "ethtool", "iproute2"},
 }
 
 // Name is the image's directory name under the cache: the suite, the
-// variant and a hash of everything that shapes the tree.
+// variant and a hash of everything that shapes the tree (not the mirror).
 func (im Image) Name() string {
-	sum := sha256.Sum256([]byte(strings.Join(append([]string{im.Suite, im.Mirror, im.Variant}, im.Include...), "\n")))
+	sum := sha256.Sum256([]byte(strings.Join(append([]string{im.Suite, im.Variant}, im.Include...), "\n")))
 	return im.Suite + "-" + im.Variant + "-" + hex.EncodeToString(sum[:6])
 }
 
-// DebootstrapArgs returns debootstrap's arguments to build the image in dir.
+// DebootstrapArgs returns debootstrap's arguments to build the image in
+// dir, from im.Mirror when it is set and with no mirror argument (its own
+// default) when not; Ensure fills in the host's mirror first.
 func (im Image) DebootstrapArgs(dir string) []string {
 	args := []string{"--variant=" + im.Variant}
 	if len(im.Include) > 0 {
 		args = append(args, "--include="+strings.Join(im.Include, ","))
 	}
-	return append(args, im.Suite, dir, im.Mirror)
+	args = append(args, im.Suite, dir)
+	if im.Mirror != "" {
+		args = append(args, im.Mirror)
+	}
+	return args
 }
 
 // BuildResult says what Ensure did.
@@ -81,9 +92,14 @@ type BuildResult struct {
 // Ensure returns the root file system of im under cacheDir, building it
 // with debootstrap when it is not there (see the package documentation).
 // debootstrap's output goes to log (nil: discarded) and, on failure, its
-// last lines into the error. It needs root and network access to
-// im.Mirror; it writes only under cacheDir.
+// last lines into the error. Without im.Mirror it downloads from the
+// host's apt source for im.Suite (HostMirror of "/"), or debootstrap's
+// default when the host has none. It needs root and network access to
+// the mirror; it writes only under cacheDir.
 func Ensure(ctx context.Context, cacheDir string, im Image, log io.Writer) (BuildResult, error) {
+	if im.Mirror == "" {
+		im.Mirror = HostMirror("/", im.Suite)
+	}
 	final := filepath.Join(cacheDir, im.Name())
 	res := BuildResult{Dir: final}
 	if isDir(final) {
