@@ -23,8 +23,9 @@
 // layout), [WriteJSON] (every number, histograms included in HdrHistogram's
 // compressed encoding). [Config.OnInterval] receives per-interval
 // histograms for live progress or interval logs. The command line that
-// accepts wrk2's and ab's verbatim is examples/loadgen; this package
-// parses only values ([ParseTime], [ParseMetric], [ParseHeader]).
+// accepts wrk2's and ab's verbatim is examples/loadgen, which also owns
+// its flag parsing and file handling; this package parses only
+// [ParseHeader] values and wire forms ([ReadResultJSON], [ReadConfigJSON]).
 //
 // # Sweeps, comparisons, interval logs, shards, plots
 //

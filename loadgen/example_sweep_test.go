@@ -72,7 +72,11 @@ func ExampleHlogRecorder() {
 		fmt.Println(err, rec.Err())
 		return
 	}
-	log, err := loadgen.ReadHlogFile(f.Name())
+	if _, err := f.Seek(0, 0); err != nil {
+		fmt.Println(err)
+		return
+	}
+	log, err := loadgen.ReadHlog(f)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -4,61 +4,15 @@
 package loadgen
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
-
-// ReadHlogFile reads an interval log from a file; errors name the file.
-func ReadHlogFile(path string) (*IntervalLog, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	l, err := ReadHlog(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return l, nil
-}
-
-// MergeHlogFiles reads the logs of several load generators and merges
-// them (see MergeHlogs); when out is not empty it writes the merged log
-// there.
-func MergeHlogFiles(out, tag string, paths ...string) (*MergedLogs, error) {
-	var logs []*IntervalLog
-	for _, p := range paths {
-		l, err := ReadHlogFile(p)
-		if err != nil {
-			return nil, err
-		}
-		if h, _, _ := l.Total(tag); h == nil {
-			return nil, fmt.Errorf("loadgen: merge: %s has no interval tagged %q", p, tag)
-		}
-		logs = append(logs, l)
-	}
-	m, err := MergeHlogs(tag, logs...)
-	if err != nil {
-		return nil, err
-	}
-	if out != "" {
-		var b bytes.Buffer
-		if err := WriteHlog(&b, &m.Log); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
-}
 
 // Summary renders a merge: each generator's count, active window and
 // rate, then the total count, the throughput (sum of each generator's
@@ -91,28 +45,6 @@ func rate(n int64, w time.Duration) float64 {
 		return 0
 	}
 	return float64(n) / w.Seconds()
-}
-
-// WriteRunPlot draws a run's corrected and uncorrected latency
-// percentiles into an SVG file.
-func WriteRunPlot(path, title string, r *Result) error {
-	series := []PercentileSeries{{Name: "corrected", Points: Spectrum(r.Histograms.Latency, 5)}}
-	if r.Pacer != "" {
-		series = append(series, PercentileSeries{Name: "uncorrected (service)", Points: Spectrum(r.Histograms.Service, 5)})
-	}
-	var b bytes.Buffer
-	if err := PlotPercentiles(&b, title, series); err != nil {
-		return err
-	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
-}
-
-// WriteSweepPlots draws a sweep into two SVG files: the latency
-// percentiles of every level at path, and the throughput of every level,
-// with its change against the first and the previous, at path with
-// "-throughput" before the extension. It returns the files written.
-func WriteSweepPlots(path, title string, s *SweepResult) ([]string, error) {
-	return WriteComparePlots(path, title, s.Comparison(), s.Series())
 }
 
 // ReadResultJSON rebuilds a Result from WriteJSON's output (the CLI's
@@ -176,55 +108,4 @@ func decodeHist(s string) (*hdrhistogram.Histogram, error) {
 		return nil, fmt.Errorf("not base64: %w", err)
 	}
 	return hdrhistogram.Decode([]byte(s))
-}
-
-// NamedFile is one input of a comparison.
-type NamedFile struct{ Name, Path string }
-
-// CompareFiles reads the runs' JSON results and compares them against the
-// first; it also returns each run's latency percentile spectrum.
-func CompareFiles(runs []NamedFile, cpu []float64) (Comparison, []PercentileSeries, error) {
-	var figs []Figures
-	var series []PercentileSeries
-	for i, r := range runs {
-		f, err := os.Open(r.Path)
-		if err != nil {
-			return Comparison{}, nil, err
-		}
-		res, err := ReadResultJSON(f)
-		f.Close()
-		if err != nil {
-			return Comparison{}, nil, fmt.Errorf("%s: %w", r.Path, err)
-		}
-		fig := FiguresOf(r.Name, res)
-		if cpu != nil {
-			fig.CPU = cpu[i]
-		}
-		figs = append(figs, fig)
-		if res.Histograms.Latency.TotalCount() > 0 {
-			series = append(series, PercentileSeries{Name: r.Name, Points: Spectrum(res.Histograms.Latency, 5)})
-		}
-	}
-	return Compare(figs...), series, nil
-}
-
-// WriteComparePlots draws a comparison into two SVG files: the runs'
-// latency percentiles overlaid at path, and their throughput with uplift
-// labels at path with "-throughput" before the extension.
-func WriteComparePlots(path, title string, c Comparison, series []PercentileSeries) ([]string, error) {
-	var p, t bytes.Buffer
-	if err := PlotPercentiles(&p, title+": latency by percentile", series); err != nil {
-		return nil, err
-	}
-	if err := PlotThroughput(&t, title+": throughput", c); err != nil {
-		return nil, err
-	}
-	bars := strings.TrimSuffix(path, ".svg") + "-throughput.svg"
-	if err := os.WriteFile(path, p.Bytes(), 0o644); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(bars, t.Bytes(), 0o644); err != nil {
-		return nil, err
-	}
-	return []string{path, bars}, nil
 }

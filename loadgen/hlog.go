@@ -26,8 +26,8 @@ const (
 	TagLag = "lag"
 )
 
-// HlogFormatVersion is the HdrHistogram interval log format written.
-const HlogFormatVersion = "1.3"
+// hlogFormatVersion is the HdrHistogram interval log format written.
+const hlogFormatVersion = "1.3"
 
 // Interval is one histogram of an interval log: the values recorded
 // between Start and End under one tag.
@@ -77,7 +77,7 @@ func newHlogWriter(w io.Writer, start, base time.Time, comment string) (*HlogWri
 	if comment != "" {
 		hw.printf("#[%s]\n", strings.ReplaceAll(comment, "\n", " "))
 	}
-	hw.printf("#[Histogram log format version %s]\n", HlogFormatVersion)
+	hw.printf("#[Histogram log format version %s]\n", hlogFormatVersion)
 	hw.printf("#[StartTime: %s (seconds since epoch), %s]\n", seconds(unixMilli(start)), start.UTC().Format(time.RFC3339))
 	hw.printf("#[BaseTime: %s (seconds since epoch)]\n", seconds(unixMilli(base)))
 	hw.printf("\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n")

@@ -112,17 +112,3 @@ func abRow(b *bufio.Writer, label string, h *hdrhistogram.Histogram) {
 		roundMS(h.Min()), roundMS(int64(h.Mean())), h.StdDev()/1000,
 		roundMS(h.ValueAtQuantile(50)), roundMS(h.Max()))
 }
-
-// ABProgress returns the request counts at which ab prints "Completed N
-// requests": every tenth of the total (at least 100) when the total is
-// over 150, else none.
-func ABProgress(total int64) int64 {
-	if total <= 150 {
-		return 0
-	}
-	step := total / 10
-	if step < 100 {
-		step = 100
-	}
-	return step
-}

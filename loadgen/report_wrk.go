@@ -27,7 +27,7 @@ type WrkOptions struct {
 // "  2 threads and 10 connections"), which wrk prints before the run.
 func WriteWrkHeader(w io.Writer, url string, d time.Duration, threads, connections int) error {
 	_, err := fmt.Fprintf(w, "Running %s test @ %s\n  %d threads and %d connections\n",
-		FormatTimeS(math.Round(d.Seconds())), url, threads, connections)
+		formatTimeS(math.Round(d.Seconds())), url, threads, connections)
 	return err
 }
 
@@ -42,7 +42,7 @@ func WriteWrk(w io.Writer, res *Result, opt WrkOptions) error {
 	mean, sd := h.Mean(), h.StdDev()
 	b.WriteString(statsRow("Latency", mean, sd, float64(h.Max()), withinStdevHist(h, mean, sd), FormatTimeUS))
 	rmean, rsd, rmax, rwithin := sampleStats(res.RateSamples)
-	b.WriteString(statsRow("Req/Sec", rmean, rsd, rmax, rwithin, FormatMetric))
+	b.WriteString(statsRow("Req/Sec", rmean, rsd, rmax, rwithin, formatMetric))
 	if opt.Latency || opt.Uncorrected {
 		writeHdrLatency(b, h, "Recorded Latency")
 		fmt.Fprintf(b, "----------------------------------------------------------\n")
@@ -54,7 +54,7 @@ func WriteWrk(w io.Writer, res *Result, opt WrkOptions) error {
 	}
 	e := res.Errors
 	fmt.Fprintf(b, "  %d requests in %s, %sB read\n", res.Requests,
-		FormatTimeUS(float64(res.Elapsed.Microseconds())), FormatBinary(float64(res.Bytes)))
+		FormatTimeUS(float64(res.Elapsed.Microseconds())), formatBinary(float64(res.Bytes)))
 	if e.Socket()-e.TLS > 0 {
 		fmt.Fprintf(b, "  Socket errors: connect %d, read %d, write %d, timeout %d\n", e.Connect, e.Read, e.Write, e.Timeout)
 	}
@@ -74,7 +74,7 @@ func WriteWrk(w io.Writer, res *Result, opt WrkOptions) error {
 		rps, bps = float64(res.Requests)/secs, float64(res.Bytes)/secs
 	}
 	fmt.Fprintf(b, "Requests/sec: %9.2f\n", rps)
-	fmt.Fprintf(b, "Transfer/sec: %10sB\n", FormatBinary(bps))
+	fmt.Fprintf(b, "Transfer/sec: %10sB\n", formatBinary(bps))
 	return b.Flush()
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -243,24 +242,4 @@ func bracket(s []cpuSample, from, to time.Time) (cpuSample, cpuSample, bool) {
 		return cpuSample{}, cpuSample{}, false
 	}
 	return s[i], s[k], true
-}
-
-// ParseLevels parses a comma-separated list of load levels with wrk's SI
-// suffixes, e.g. "8,16,32,64" or "1k,2k,4k", in increasing order.
-func ParseLevels(s string) ([]int64, error) {
-	var out []int64
-	for _, f := range strings.Split(s, ",") {
-		v, err := ParseMetric(strings.TrimSpace(f))
-		if err != nil {
-			return nil, fmt.Errorf("levels %q: %w", s, err)
-		}
-		if v <= 0 {
-			return nil, fmt.Errorf("%w: levels %q: %d: want levels > 0", ErrUsage, s, v)
-		}
-		if len(out) > 0 && v <= out[len(out)-1] {
-			return nil, fmt.Errorf("%w: levels %q: want increasing levels", ErrUsage, s)
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }

@@ -299,7 +299,10 @@ func shardAttempt(t *testing.T, url string, rate float64) []string {
 		_, err := fmt.Sscanf(line, "shard %d: %d requests, %d errors, %d missed, %d drained", &n, &req, &errs, &missed, &d)
 		require.NoError(t, err, "shard %d: %q", i, line)
 		drained += d
-		l, err := loadgen.ReadHlogFile(filepath.Join(dir, fmt.Sprintf("shard%d.hlog", i)))
+		hf, err := os.Open(filepath.Join(dir, fmt.Sprintf("shard%d.hlog", i)))
+		require.NoError(t, err)
+		l, err := loadgen.ReadHlog(hf)
+		hf.Close()
 		require.NoError(t, err)
 		logs = append(logs, l)
 	}

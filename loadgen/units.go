@@ -31,13 +31,13 @@ func (u unitScale) format(n float64, prec int) string {
 	return fmt.Sprintf("%.*f%s", prec, amt, unit)
 }
 
-// FormatBinary formats a byte count as wrk does: 1024-based, two decimals,
+// formatBinary formats a byte count as wrk does: 1024-based, two decimals,
 // "K", "M", "G" (7.62G).
-func FormatBinary(n float64) string { return unitsBinary.format(n, 2) }
+func formatBinary(n float64) string { return unitsBinary.format(n, 2) }
 
-// FormatMetric formats a count as wrk does: 1000-based, two decimals, "k",
+// formatMetric formats a count as wrk does: 1000-based, two decimals, "k",
 // "M" (1.97k).
-func FormatMetric(n float64) string { return unitsMetric.format(n, 2) }
+func formatMetric(n float64) string { return unitsMetric.format(n, 2) }
 
 // FormatTimeUS formats microseconds as wrk does: "us" and "ms" below one
 // second, then "s" and "m" (16.76s, 1.00m).
@@ -48,9 +48,9 @@ func FormatTimeUS(us float64) string {
 	return unitsTimeUS.format(us, 2)
 }
 
-// FormatTimeS formats whole seconds as wrk's test header does ("10s",
+// formatTimeS formats whole seconds as wrk's test header does ("10s",
 // "1m").
-func FormatTimeS(s float64) string { return unitsTimeS.format(s, 0) }
+func formatTimeS(s float64) string { return unitsTimeS.format(s, 0) }
 
 // padUnits right-aligns a formatted value in width as wrk's print_units
 // does: the column is two characters wider for unitless numbers, so units

@@ -128,3 +128,16 @@ func checkName(name string) error {
 	}
 	return nil
 }
+
+// netnsInode returns the inode of the calling thread's network namespace
+// (/proc/thread-self/ns/net): what tells two namespaces apart, as
+// `ls -iL /proc/PID/ns/net` or lsns show it.
+func netnsInode() (uint64, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/thread-self/ns/net", &st); err != nil {
+		return 0, fmt.Errorf("stat /proc/thread-self/ns/net: %w", err)
+	}
+	return st.Ino, nil
+}

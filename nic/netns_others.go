@@ -22,3 +22,5 @@ func checkName(name string) error {
 	}
 	return nil
 }
+
+func netnsInode() (uint64, error) { return 0, errUnsupported }

@@ -149,3 +149,7 @@ func TestIntegrationNetNSLeavesNoThreadInside(t *testing.T) {
 		}
 	}
 }
+
+// InNetNSForTest runs fn on a thread inside the namespace at path, for
+// nic's black-box tests (test build).
+var InNetNSForTest = inNetNS

@@ -110,40 +110,44 @@ func runnerOr(r Runner) Runner {
 // need no PID file. When a systemd unit runs the instance (Control,
 // DetectControl), Start, Stop, StopAll and Restart go through that unit
 // with systemctl instead, so systemd keeps tracking the JVM.
+//
+// An Instance marshals to JSON with every field but Runner, so a journal
+// can record how to run it again (RestartChange).
 type Instance struct {
-	Home string
-	Base string
+	Home string `json:"home"`
+	Base string `json:"base"`
 	// User and Group are the account the JVM runs as, like a unit's User=
 	// and Group=. Default "": the owner of Base/conf (see Account).
-	User, Group string
+	User  string `json:"user,omitempty"`
+	Group string `json:"group,omitempty"`
 	// RunCommand is the foreground command Start runs in Base as User; it
 	// must end by exec'ing the JVM. Debian's unit runs
 	// ["/bin/sh", "/usr/libexec/tomcat10/tomcat-start.sh"]. Default nil:
 	// Home/bin/catalina.sh run.
-	RunCommand []string
+	RunCommand []string `json:"run_command,omitempty"`
 	// Service is the systemd unit whose settings UseService applied, ""
 	// when none: the instance is then run as that unit runs it.
-	Service string
+	Service string `json:"service,omitempty"`
 	// Control says whether Start, Stop, StopAll and Restart go through
 	// Service with systemctl (ControlSystemd) or run the JVM as a process
 	// this program holds (ControlProcess). Default ControlAuto: decided
 	// by DetectControl at each call.
-	Control Control
+	Control Control `json:"control,omitempty"`
 	// Daemon starts the JVM with `catalina.sh start` and CATALINA_PID
 	// through Runner, as upstream's startup.sh does, instead of as a held
 	// child. Default false.
-	Daemon  bool
-	PIDFile string // CATALINA_PID with Daemon; default Base/temp/catalina.pid
+	Daemon  bool   `json:"daemon,omitempty"`
+	PIDFile string `json:"pid_file,omitempty"` // CATALINA_PID with Daemon; default Base/temp/catalina.pid
 	// NoFile is the open-files limit for the JVM. Default 0: 65535, the
 	// Arm Neoverse Tomcat tuning guide's ulimit -n.
-	NoFile uint64
-	Env    []string // extra environment (JAVA_OPTS, CATALINA_OPTS, JAVA_HOME), added to the process's
+	NoFile uint64   `json:"nofile,omitempty"`
+	Env    []string `json:"env,omitempty"` // extra environment (JAVA_OPTS, CATALINA_OPTS, JAVA_HOME), added to the process's
 	// Runner runs catalina.sh start (Daemon) and catalina.sh stop.
 	// Default nil: run them on this host.
-	Runner Runner
+	Runner Runner `json:"-"`
 	// Root is the host root holding /proc, where the JVM is looked up.
 	// Default: "" (this host, "/").
-	Root string
+	Root string `json:"root,omitempty"`
 }
 
 // child is a process Start launched and reaps: a goroutine waits for it,

@@ -82,16 +82,16 @@ func getopt(args []string, specs []optSpec) ([]opt, []string, error) {
 			n, v, hasV := strings.Cut(a[2:], "=")
 			s, ok := find("", n)
 			if !ok {
-				return nil, nil, fmt.Errorf("%w: unknown option --%s", loadgen.ErrUsage, n)
+				return nil, nil, fmt.Errorf("%w: unknown option --%s", errUsage, n)
 			}
 			if s.arg && !hasV {
 				if i+1 >= len(args) {
-					return nil, nil, fmt.Errorf("%w: option --%s needs a value", loadgen.ErrUsage, n)
+					return nil, nil, fmt.Errorf("%w: option --%s needs a value", errUsage, n)
 				}
 				i++
 				v = args[i]
 			} else if !s.arg && hasV {
-				return nil, nil, fmt.Errorf("%w: option --%s takes no value", loadgen.ErrUsage, n)
+				return nil, nil, fmt.Errorf("%w: option --%s takes no value", errUsage, n)
 			}
 			opts = append(opts, opt{name(s), v})
 		case strings.HasPrefix(a, "-") && len(a) > 2 && isLong(a[1:], specs):
@@ -102,7 +102,7 @@ func getopt(args []string, specs []optSpec) ([]opt, []string, error) {
 			for j := 1; j < len(a); j++ {
 				s, ok := find(a[j:j+1], "")
 				if !ok {
-					return nil, nil, fmt.Errorf("%w: unknown option -%c", loadgen.ErrUsage, a[j])
+					return nil, nil, fmt.Errorf("%w: unknown option -%c", errUsage, a[j])
 				}
 				if !s.arg {
 					opts = append(opts, opt{s.short, ""})
@@ -111,7 +111,7 @@ func getopt(args []string, specs []optSpec) ([]opt, []string, error) {
 				v := a[j+1:]
 				if v == "" {
 					if i+1 >= len(args) {
-						return nil, nil, fmt.Errorf("%w: option -%s needs a value", loadgen.ErrUsage, s.short)
+						return nil, nil, fmt.Errorf("%w: option -%s needs a value", errUsage, s.short)
 					}
 					i++
 					v = args[i]
@@ -168,22 +168,22 @@ func parseWrkArgs(args []string) (wrkArgs, error) {
 		switch o.name {
 		case "c":
 			var n int64
-			n, err = loadgen.ParseMetric(o.value)
+			n, err = parseMetric(o.value)
 			w.Config.Connections = int(n)
 		case "t":
 			var n int64
-			n, err = loadgen.ParseMetric(o.value)
+			n, err = parseMetric(o.value)
 			w.Config.Threads = int(n)
 		case "R":
 			var n int64
-			n, err = loadgen.ParseMetric(o.value)
+			n, err = parseMetric(o.value)
 			w.Config.Rate = float64(n)
 		case "d":
-			w.Config.Duration, err = loadgen.ParseTime(o.value)
+			w.Config.Duration, err = parseTime(o.value)
 		case "T":
-			w.Config.Timeout, err = loadgen.ParseTime(o.value)
+			w.Config.Timeout, err = parseTime(o.value)
 		case "warmup":
-			w.Config.Warmup, err = loadgen.ParseTime(o.value)
+			w.Config.Warmup, err = parseTime(o.value)
 		case "slack":
 			w.Config.Slack, err = parseSlack(o.value)
 		case "H":
@@ -213,7 +213,7 @@ func parseWrkArgs(args []string) (wrkArgs, error) {
 		case "s":
 			return w, errLuaScript
 		case "B":
-			return w, fmt.Errorf("%w: -B (batch latency) applies to pipelined requests; loadgen sends one request per connection at a time", loadgen.ErrUsage)
+			return w, fmt.Errorf("%w: -B (batch latency) applies to pipelined requests; loadgen sends one request per connection at a time", errUsage)
 		case "h", "v":
 			w.Help = true
 		}
@@ -222,13 +222,13 @@ func parseWrkArgs(args []string) (wrkArgs, error) {
 		}
 	}
 	if w.Config.Connections <= 0 || w.Config.Threads <= 0 || w.Config.Duration <= 0 {
-		return w, fmt.Errorf("%w: connections, threads and duration must be > 0", loadgen.ErrUsage)
+		return w, fmt.Errorf("%w: connections, threads and duration must be > 0", errUsage)
 	}
 	if w.Config.Shards > 1 && w.Config.Rate == 0 {
-		return w, fmt.Errorf("%w: --shard splits a rate: give -R, the total rate of all shards", loadgen.ErrUsage)
+		return w, fmt.Errorf("%w: --shard splits a rate: give -R, the total rate of all shards", errUsage)
 	}
 	if w.Config.Connections < w.Config.Threads {
-		return w, fmt.Errorf("%w: number of connections must be >= threads", loadgen.ErrUsage)
+		return w, fmt.Errorf("%w: number of connections must be >= threads", errUsage)
 	}
 	switch len(operands) {
 	case 0:
@@ -238,7 +238,7 @@ func parseWrkArgs(args []string) (wrkArgs, error) {
 			return w, err
 		}
 	default:
-		return w, fmt.Errorf("%w: one URL expected, got %q", loadgen.ErrUsage, operands)
+		return w, fmt.Errorf("%w: one URL expected, got %q", errUsage, operands)
 	}
 	w.Report.Duration = w.Config.Duration
 	return w, nil
@@ -284,13 +284,13 @@ func parseABArgs(args []string) (abArgs, error) {
 		case "k":
 			c.DisableKeepAlive = false
 		case "t":
-			c.Duration, err = loadgen.ParseTime(o.value)
+			c.Duration, err = parseTime(o.value)
 			c.NoDrain = true
 			if !nSet {
 				c.Requests = abTimelimitRequests
 			}
 		case "s":
-			c.Timeout, err = loadgen.ParseTime(o.value)
+			c.Timeout, err = parseTime(o.value)
 		case "H":
 			var h loadgen.Header
 			h, err = loadgen.ParseHeader(o.value)
@@ -323,10 +323,10 @@ func parseABArgs(args []string) (abArgs, error) {
 		c.Headers = append(c.Headers, loadgen.Header{Name: "Content-Type", Value: contentType})
 	}
 	if c.Requests <= 0 || c.Connections <= 0 {
-		return a, fmt.Errorf("%w: -n and -c must be > 0", loadgen.ErrUsage)
+		return a, fmt.Errorf("%w: -n and -c must be > 0", errUsage)
 	}
 	if int64(c.Connections) > c.Requests {
-		return a, fmt.Errorf("%w: cannot use concurrency level greater than total number of requests", loadgen.ErrUsage)
+		return a, fmt.Errorf("%w: cannot use concurrency level greater than total number of requests", errUsage)
 	}
 	c.Threads = min(runtime.GOMAXPROCS(0), c.Connections)
 	switch len(operands) {
@@ -337,7 +337,7 @@ func parseABArgs(args []string) (abArgs, error) {
 			return a, err
 		}
 	default:
-		return a, fmt.Errorf("%w: one URL expected, got %q", loadgen.ErrUsage, operands)
+		return a, fmt.Errorf("%w: one URL expected, got %q", errUsage, operands)
 	}
 	a.Config = c
 	return a, nil
@@ -351,13 +351,13 @@ func parseShard(s string, getenv func(string) string) (shard, shards int, err er
 	if !ok {
 		is, ns = getenv("JOB_COMPLETION_INDEX"), s
 		if is == "" {
-			return 0, 0, fmt.Errorf("%w: shard %q: want i/n, or n with JOB_COMPLETION_INDEX set", loadgen.ErrUsage, s)
+			return 0, 0, fmt.Errorf("%w: shard %q: want i/n, or n with JOB_COMPLETION_INDEX set", errUsage, s)
 		}
 	}
 	i, err1 := strconv.Atoi(strings.TrimSpace(is))
 	n, err2 := strconv.Atoi(strings.TrimSpace(ns))
 	if err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return 0, 0, fmt.Errorf("%w: shard %q (index %q): want i/n with 0 <= i < n, e.g. 0/3", loadgen.ErrUsage, s, is)
+		return 0, 0, fmt.Errorf("%w: shard %q (index %q): want i/n with 0 <= i < n, e.g. 0/3", errUsage, s, is)
 	}
 	return i, n, nil
 }
@@ -372,7 +372,7 @@ func parseStartAt(s string) (time.Time, error) {
 		sec := int64(v)
 		return time.Unix(sec, int64((v-float64(sec))*1e9)), nil
 	}
-	return time.Time{}, fmt.Errorf("%w: start time %q: want RFC 3339 (2026-12-02T17:30:00Z) or Unix seconds", loadgen.ErrUsage, s)
+	return time.Time{}, fmt.Errorf("%w: start time %q: want RFC 3339 (2026-12-02T17:30:00Z) or Unix seconds", errUsage, s)
 }
 
 // defaultSweepWarmup is the warm-up of each sweep level when none is
@@ -416,19 +416,19 @@ func parseSweepArgs(args []string) (sweepArgs, error) {
 		var err error
 		switch o.name {
 		case "c":
-			conns, err = loadgen.ParseLevels(o.value)
+			conns, err = parseLevels(o.value)
 		case "R":
-			rates, err = loadgen.ParseLevels(o.value)
+			rates, err = parseLevels(o.value)
 		case "t":
 			var n int64
-			n, err = loadgen.ParseMetric(o.value)
+			n, err = parseMetric(o.value)
 			base.Threads = int(n)
 		case "d":
-			a.Sweep.Duration, err = loadgen.ParseTime(o.value)
+			a.Sweep.Duration, err = parseTime(o.value)
 		case "warmup":
-			a.Sweep.Warmup, err = loadgen.ParseTime(o.value)
+			a.Sweep.Warmup, err = parseTime(o.value)
 		case "T":
-			base.Timeout, err = loadgen.ParseTime(o.value)
+			base.Timeout, err = parseTime(o.value)
 		case "slack":
 			base.Slack, err = parseSlack(o.value)
 		case "H":
@@ -442,7 +442,7 @@ func parseSweepArgs(args []string) (sweepArgs, error) {
 		case "pid":
 			a.Sweep.PID, err = strconv.Atoi(o.value)
 			if err == nil && a.Sweep.PID <= 0 {
-				err = fmt.Errorf("%w: want a process id > 0", loadgen.ErrUsage)
+				err = fmt.Errorf("%w: want a process id > 0", errUsage)
 			}
 		case "process":
 			a.Process = o.value
@@ -460,7 +460,7 @@ func parseSweepArgs(args []string) (sweepArgs, error) {
 	switch {
 	case len(rates) > 0:
 		if len(conns) > 1 {
-			return a, fmt.Errorf("%w: with rate levels (-R), -c is one connection count", loadgen.ErrUsage)
+			return a, fmt.Errorf("%w: with rate levels (-R), -c is one connection count", errUsage)
 		}
 		if len(conns) == 1 {
 			base.Connections = int(conns[0])
@@ -473,10 +473,10 @@ func parseSweepArgs(args []string) (sweepArgs, error) {
 			a.Sweep.Connections = append(a.Sweep.Connections, int(c))
 		}
 	case !a.Help:
-		return a, fmt.Errorf("%w: sweep: give levels, -c 8,16,32,64 (connections) or -R 1k,2k,4k (requests/s)", loadgen.ErrUsage)
+		return a, fmt.Errorf("%w: sweep: give levels, -c 8,16,32,64 (connections) or -R 1k,2k,4k (requests/s)", errUsage)
 	}
 	if base.Threads <= 0 || a.Sweep.Duration <= 0 {
-		return a, fmt.Errorf("%w: threads and duration must be > 0", loadgen.ErrUsage)
+		return a, fmt.Errorf("%w: threads and duration must be > 0", errUsage)
 	}
 	switch len(operands) {
 	case 0:
@@ -486,7 +486,7 @@ func parseSweepArgs(args []string) (sweepArgs, error) {
 			return a, err
 		}
 	default:
-		return a, fmt.Errorf("%w: one URL expected, got %q", loadgen.ErrUsage, operands)
+		return a, fmt.Errorf("%w: one URL expected, got %q", errUsage, operands)
 	}
 	a.Sweep.Base = base
 	return a, nil
@@ -519,7 +519,7 @@ func parseMergeArgs(args []string) (mergeArgs, error) {
 	}
 	a.Files = operands
 	if len(a.Files) == 0 && !a.Help {
-		return a, fmt.Errorf("%w: merge: give the interval logs to merge", loadgen.ErrUsage)
+		return a, fmt.Errorf("%w: merge: give the interval logs to merge", errUsage)
 	}
 	return a, nil
 }
@@ -529,7 +529,7 @@ type compareArgs struct {
 	// Runs are the results to compare, the baseline first: [NAME=]FILE,
 	// FILE being loadgen's --json output; NAME defaults to the file's
 	// base name without extension.
-	Runs []loadgen.NamedFile
+	Runs []namedFile
 	// CPU, when given (--cpu 93.1,92.9,…), is each run's server CPU
 	// utilisation in percent, for ITR: one per run.
 	CPU  []float64
@@ -552,7 +552,7 @@ func parseCompareArgs(args []string) (compareArgs, error) {
 			for _, f := range strings.Split(o.value, ",") {
 				v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 				if err != nil || v < 0 || v > 100 {
-					return a, fmt.Errorf("%w: --cpu %q: %q: want percentages 0-100, one per run", loadgen.ErrUsage, o.value, f)
+					return a, fmt.Errorf("%w: --cpu %q: %q: want percentages 0-100, one per run", errUsage, o.value, f)
 				}
 				a.CPU = append(a.CPU, v)
 			}
@@ -571,15 +571,15 @@ func parseCompareArgs(args []string) (compareArgs, error) {
 			name = strings.TrimSuffix(filepath.Base(op), filepath.Ext(op))
 		}
 		if name == "" || path == "" {
-			return a, fmt.Errorf("%w: compare: %q: want [NAME=]FILE", loadgen.ErrUsage, op)
+			return a, fmt.Errorf("%w: compare: %q: want [NAME=]FILE", errUsage, op)
 		}
-		a.Runs = append(a.Runs, loadgen.NamedFile{Name: name, Path: path})
+		a.Runs = append(a.Runs, namedFile{Name: name, Path: path})
 	}
 	if len(a.Runs) == 0 && !a.Help {
-		return a, fmt.Errorf("%w: compare: give the runs' --json results, the baseline first", loadgen.ErrUsage)
+		return a, fmt.Errorf("%w: compare: give the runs' --json results, the baseline first", errUsage)
 	}
 	if a.CPU != nil && len(a.CPU) != len(a.Runs) {
-		return a, fmt.Errorf("%w: --cpu has %d values for %d runs", loadgen.ErrUsage, len(a.CPU), len(a.Runs))
+		return a, fmt.Errorf("%w: --cpu has %d values for %d runs", errUsage, len(a.CPU), len(a.Runs))
 	}
 	return a, nil
 }
@@ -588,7 +588,7 @@ func parseCompareArgs(args []string) (compareArgs, error) {
 // (loadgen.NoSlack); without --slack the library's rate-aware default
 // applies.
 func parseSlack(s string) (time.Duration, error) {
-	d, err := loadgen.ParseTime(s)
+	d, err := parseTime(s)
 	if err == nil && d == 0 {
 		d = loadgen.NoSlack
 	}

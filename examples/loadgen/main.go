@@ -44,7 +44,7 @@ func main() {
 	signal.Notify(sig, os.Interrupt, unix.SIGTERM)
 	go func() { <-sig; cancel(); <-sig; os.Exit(130) }() // the first signal stops the run, a second exits
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	if errors.Is(err, loadgen.ErrUsage) {
+	if errors.Is(err, errUsage) {
 		fmt.Fprintln(os.Stderr, usage)
 	}
 	if err != nil {
@@ -118,7 +118,7 @@ func runWrk(ctx context.Context, args []string, stdout io.Writer, stderr *os.Fil
 		}
 	}
 	if w.Plot != "" {
-		if err := loadgen.WriteRunPlot(w.Plot, w.Config.URL, res); err != nil {
+		if err := writeRunPlot(w.Plot, w.Config.URL, res); err != nil {
 			return err
 		}
 	}
@@ -148,7 +148,7 @@ func runAB(ctx context.Context, args []string, stdout io.Writer, stderr *os.File
 	if !a.JSON {
 		loadgen.WriteABHeader(stdout, a.Config.URL)
 	}
-	step := loadgen.ABProgress(a.Config.Requests)
+	step := abProgress(a.Config.Requests)
 	if !a.Quiet && !a.JSON && step > 0 {
 		next := step
 		a.Config.Interval = 100 * time.Millisecond
@@ -201,7 +201,7 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 		return err
 	}
 	if a.Plot != "" {
-		files, err := loadgen.WriteSweepPlots(a.Plot, "loadgen sweep", res)
+		files, err := writeSweepPlots(a.Plot, "loadgen sweep", res)
 		if err != nil {
 			return err
 		}
@@ -224,7 +224,7 @@ func runMerge(args []string, stdout io.Writer) error {
 	if err != nil || a.Help {
 		return errors.Join(err, helpErr(a.Help))
 	}
-	m, err := loadgen.MergeHlogFiles(a.Out, a.Tag, a.Files...)
+	m, err := mergeHlogFiles(a.Out, a.Tag, a.Files...)
 	if err != nil {
 		return err
 	}
@@ -237,12 +237,12 @@ func runCompare(args []string, stdout io.Writer, stderr *os.File) error {
 	if err != nil || a.Help {
 		return errors.Join(err, helpErr(a.Help))
 	}
-	c, series, err := loadgen.CompareFiles(a.Runs, a.CPU)
+	c, series, err := compareFiles(a.Runs, a.CPU)
 	if err != nil {
 		return err
 	}
 	if a.Plot != "" {
-		files, err := loadgen.WriteComparePlots(a.Plot, "loadgen compare", c, series)
+		files, err := writeComparePlots(a.Plot, "loadgen compare", c, series)
 		if err != nil {
 			return err
 		}
@@ -284,7 +284,7 @@ func progress(w *os.File) func(loadgen.Snapshot) {
 
 func helpErr(help bool) error {
 	if help {
-		return loadgen.ErrUsage
+		return errUsage
 	}
 	return nil
 }

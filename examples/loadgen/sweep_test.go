@@ -110,7 +110,7 @@ func TestShardHlogMergeCommands(t *testing.T) {
 	s := out.String()
 	assert.Contains(t, s, fmt.Sprintf(`merged "corrected": %d requests, %.2f requests/sec`, inWindow, float64(inWindow)/1.5))
 	assert.Contains(t, s, "1.500s  ", "each shard was active for its whole duration")
-	l, err := loadgen.ReadHlogFile(merged)
+	l, err := readHlogFile(merged)
 	require.NoError(t, err)
 	h, _, _ := l.Total(loadgen.TagCorrected)
 	assert.Equal(t, inWindow, h.TotalCount())

@@ -1,0 +1,273 @@
+package tomcatconf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/nettune/nettune/internal/atomicfile"
+	"github.com/nettune/nettune/internal/udiff"
+)
+
+// The changes below are values in the shape tuning.Reversible takes:
+// Describe, Apply, Verify and Undo, and marshalled as JSON, all a journal
+// needs to undo them from another process after a crash.
+
+// ServerXMLEdit is one rewrite of a server.xml as a value: the bytes the
+// file had when the edit was planned and the bytes it gets (the Arm
+// guide's access log off, or its Connector attributes).
+type ServerXMLEdit struct {
+	Path   string `json:"path"`
+	Before string `json:"before"`
+	After  string `json:"after"`
+}
+
+// EditServerXML reads the server.xml at path, applies edit to its parsed
+// form and returns the edit that would write the result, without writing
+// anything. A file that does not parse, or an edit that fails, is an
+// error naming the file.
+func EditServerXML(path string, edit func(*Config) error) (ServerXMLEdit, error) {
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return ServerXMLEdit{}, fmt.Errorf("tomcatconf: %w", err)
+	}
+	cfg, err := Parse(path, old)
+	if err != nil {
+		return ServerXMLEdit{}, err
+	}
+	if err := edit(cfg); err != nil {
+		return ServerXMLEdit{}, fmt.Errorf("tomcatconf: edit %s: %w", path, err)
+	}
+	return ServerXMLEdit{Path: path, Before: string(old), After: string(cfg.Bytes())}, nil
+}
+
+// Changed reports whether the edit changes any byte.
+func (e ServerXMLEdit) Changed() bool { return e.Before != e.After }
+
+// Describe is the unified diff of the edit, as diff -u prints it.
+func (e ServerXMLEdit) Describe() string {
+	return udiff.Unified("a"+e.Path, "b"+e.Path, []byte(e.Before), []byte(e.After))
+}
+
+// Apply writes After safely (a temporary file in the same directory,
+// fsync, rename, the mode and owner kept). A file that no longer holds
+// Before, nor After, was changed by someone else since the edit was
+// planned: it is left as it is and Apply fails, naming the file.
+func (e ServerXMLEdit) Apply(context.Context) error {
+	cur, err := os.ReadFile(e.Path)
+	if err != nil {
+		return fmt.Errorf("tomcatconf: %w", err)
+	}
+	switch string(cur) {
+	case e.After:
+		return nil
+	case e.Before:
+	default:
+		return fmt.Errorf("tomcatconf: %s changed since the edit was planned: left as it is, plan the edit again", e.Path)
+	}
+	_, err = atomicfile.WriteFile(e.Path, []byte(e.After), &atomicfile.Options{NoBackup: true})
+	return err
+}
+
+// Verify re-reads the file and checks it holds After.
+func (e ServerXMLEdit) Verify(context.Context) error {
+	got, err := os.ReadFile(e.Path)
+	if err != nil {
+		return fmt.Errorf("tomcatconf: verify %w", err)
+	}
+	if string(got) != e.After {
+		return fmt.Errorf("tomcatconf: verify %s: content differs from what was written", e.Path)
+	}
+	return nil
+}
+
+// Undo writes Before back, safely, unless the file holds it already.
+func (e ServerXMLEdit) Undo(context.Context) error {
+	if e.Path == "" {
+		return errors.New("tomcatconf: server.xml edit record has no path")
+	}
+	if cur, err := os.ReadFile(e.Path); err == nil && string(cur) == e.Before {
+		return nil
+	}
+	_, err := atomicfile.WriteFile(e.Path, []byte(e.Before), &atomicfile.Options{NoBackup: true})
+	return err
+}
+
+// RestartChange is a program's hold on an instance it restarts with
+// changed files (a tuning study): how the instance runs (its Instance,
+// inline in the JSON) and whether it ran before. Apply restarts it;
+// Undo stops every JVM of its base, also one a killed program left or was
+// still launching (StopAll), and starts it again as recorded if it ran
+// before.
+type RestartChange struct {
+	Instance
+	WasRunning bool `json:"was_running"`
+	// ReadyURL is the page Start waits for. Default "": the Connector's
+	// port answering.
+	ReadyURL string `json:"ready_url,omitempty"`
+	// Last is what the last Apply started (not journaled).
+	Last StartResult `json:"-"`
+}
+
+// Describe says what the hold does.
+func (c *RestartChange) Describe() string {
+	end := "leaves it stopped, as found"
+	if c.WasRunning {
+		end = "starts it again as found"
+	}
+	return fmt.Sprintf("restart Tomcat (CATALINA_BASE %s) with the changed files; undo stops its JVMs and %s", c.Base, end)
+}
+
+// Apply restarts the instance (Instance.Restart: through its unit under
+// ControlSystemd, else stop by PID and start) and keeps the result in
+// Last.
+func (c *RestartChange) Apply(ctx context.Context) error {
+	res, err := c.Instance.Restart(ctx, &StartOptions{ReadyURL: c.ReadyURL})
+	c.Last = res
+	return err
+}
+
+// Verify checks that one JVM of the base runs.
+func (c *RestartChange) Verify(context.Context) error {
+	_, err := c.Instance.PID()
+	return err
+}
+
+// Undo stops every JVM of the base and, when the instance ran before,
+// starts it again as recorded.
+func (c *RestartChange) Undo(ctx context.Context) error {
+	if c.Home == "" || c.Base == "" {
+		return errors.New("tomcatconf: restart record has no home or base")
+	}
+	in := c.Instance
+	if _, err := in.StopAll(ctx, nil); err != nil {
+		return err
+	}
+	if !c.WasRunning {
+		return nil
+	}
+	_, err := in.Start(ctx, &StartOptions{ReadyURL: c.ReadyURL})
+	return err
+}
+
+// DropInChange is a change to a unit's runtime drop-in as a value: the
+// file as it was (Existed, Previous) and the settings it gets.
+type DropInChange struct {
+	Unit     string `json:"unit"`
+	Root     string `json:"root,omitempty"`
+	Path     string `json:"path"`
+	Existed  bool   `json:"existed"`
+	Previous string `json:"previous,omitempty"`
+	Next     DropIn `json:"next"`
+	// ManagerNoFile is PID 1's hard open-files limit when planned (with
+	// a LimitNOFILE): SetDropIn writes no more than it.
+	ManagerNoFile uint64 `json:"manager_nofile,omitempty"`
+	// Runner runs systemctl (Unit.Runner). Default nil: on this host. Not
+	// journaled.
+	Runner Runner `json:"-"`
+}
+
+// PlanDropIn returns the change that sets the drop-in to what set makes of
+// its current settings (read with ReadDropIn), without writing anything.
+func (u *Unit) PlanDropIn(set func(*DropIn)) (DropInChange, error) {
+	p, err := u.DropInPath()
+	if err != nil {
+		return DropInChange{}, err
+	}
+	cur, existed, err := u.ReadDropIn()
+	if err != nil {
+		return DropInChange{}, err
+	}
+	c := DropInChange{Unit: u.name(), Root: u.Root, Path: p, Existed: existed, Runner: u.Runner}
+	if existed {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return DropInChange{}, fmt.Errorf("tomcatconf: %w", err)
+		}
+		c.Previous = string(b)
+	}
+	c.Next = DropIn{LimitNOFILE: cur.LimitNOFILE, CPUAffinity: slices.Clone(cur.CPUAffinity)}
+	set(&c.Next)
+	if c.Next.LimitNOFILE != 0 {
+		if c.ManagerNoFile, err = u.ManagerNoFile(); err != nil {
+			return DropInChange{}, err
+		}
+	}
+	return c, nil
+}
+
+func (c DropInChange) unit() *Unit { return &Unit{Name: c.Unit, Root: c.Root, Runner: c.Runner} }
+
+// written is Next as SetDropIn writes it: LimitNOFILE capped at the
+// manager's hard limit.
+func (c DropInChange) written() DropIn {
+	d := c.Next
+	if c.ManagerNoFile > 0 && d.LimitNOFILE > c.ManagerNoFile {
+		d.LimitNOFILE = c.ManagerNoFile
+	}
+	return d
+}
+
+// Capped reports whether LimitNOFILE is written lower than asked, at the
+// manager's hard limit.
+func (c DropInChange) Capped() bool { return c.written().LimitNOFILE != c.Next.LimitNOFILE }
+
+// Describe names the file, the settings and when they take effect.
+func (c DropInChange) Describe() string {
+	s := fmt.Sprintf("runtime drop-in %s (%s) + systemctl daemon-reload; takes effect at the next restart", c.Path, c.Next)
+	if c.Capped() {
+		s += fmt.Sprintf("\nLimitNOFILE=%d capped to %d, systemd's own hard limit (PID 1): a higher value makes the unit fail to start",
+			c.Next.LimitNOFILE, c.ManagerNoFile)
+	}
+	return s
+}
+
+// Apply writes the drop-in and reloads systemd (SetDropIn). It needs root.
+func (c DropInChange) Apply(ctx context.Context) error {
+	_, err := c.unit().SetDropIn(ctx, c.Next)
+	return err
+}
+
+// Verify re-reads the drop-in and checks it holds what Apply wrote.
+func (c DropInChange) Verify(context.Context) error {
+	got, ok, err := c.unit().ReadDropIn()
+	if err != nil {
+		return err
+	}
+	want := c.written()
+	if !ok || got.LimitNOFILE != want.LimitNOFILE || !slices.Equal(got.CPUAffinity, want.CPUAffinity) {
+		return fmt.Errorf("tomcatconf: verify %s: holds %s, want %s", c.Path, got, want)
+	}
+	return nil
+}
+
+// Undo writes Previous back, or removes the file when it did not exist,
+// then reloads systemd (RestoreDropIn).
+func (c DropInChange) Undo(ctx context.Context) error {
+	if c.Unit == "" {
+		return errors.New("tomcatconf: drop-in record has no unit")
+	}
+	return c.unit().RestoreDropIn(ctx, DropInResult{Path: c.Path, Existed: c.Existed, Previous: []byte(c.Previous)})
+}
+
+// String is d's settings on one line, as the file has them:
+// "LimitNOFILE=20000 CPUAffinity=0"; "no setting" when none is set.
+func (d DropIn) String() string {
+	b, err := d.Render()
+	if err != nil {
+		return err.Error()
+	}
+	var settings []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l != "" && l[0] != '#' && l[0] != '[' {
+			settings = append(settings, l)
+		}
+	}
+	if len(settings) == 0 {
+		return "no setting"
+	}
+	return strings.Join(settings, " ")
+}

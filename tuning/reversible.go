@@ -1,0 +1,52 @@
+package tuning
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// A Reversible is one change to a host as a value, in the shape every
+// nettune package gives its changes (nic's channel counts, tomcatconf's
+// server.xml edit and unit drop-in, numa's pin): Describe says exactly
+// what it does, Apply makes it, Verify re-reads what Apply wrote, and Undo
+// puts back the state recorded when the value was planned. The value
+// itself, marshalled as JSON, is what a journal must keep to undo it after
+// a crash: ChangeOf journals it and RevertAs undoes it from the journal.
+// Undo must be idempotent, like a Reverters function.
+type Reversible interface {
+	Describe() string
+	Apply(ctx context.Context) error
+	Verify(ctx context.Context) error
+	Undo(ctx context.Context) error
+}
+
+// ChangeOf adapts r to a Step's Change: Describe, Apply and Verify are
+// r's, and the one undo record is r itself, as JSON, under kind. Register
+// RevertAs for the same kind in the Runner's Reverters (and for
+// RevertJournal).
+func ChangeOf(kind string, r Reversible) (*Change, error) {
+	undo, err := NewUndo(kind, r)
+	if err != nil {
+		return nil, err
+	}
+	return &Change{Describe: r.Describe(), Undo: []Undo{undo}, Apply: r.Apply, Verify: r.Verify}, nil
+}
+
+// RevertAs returns the revert function for journal records that ChangeOf
+// wrote from a T (or a *T): it decodes the record into a new T and calls
+// its Undo. For example:
+//
+//	rev["nic-channels"] = tuning.RevertAs[nic.ChannelsEdit]()
+func RevertAs[T any, P interface {
+	*T
+	Reversible
+}]() func(context.Context, json.RawMessage) error {
+	return func(ctx context.Context, data json.RawMessage) error {
+		var v T
+		if err := json.Unmarshal(data, &v); err != nil {
+			return fmt.Errorf("tuning: undo record %T: %w", v, err)
+		}
+		return P(&v).Undo(ctx)
+	}
+}
