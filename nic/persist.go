@@ -3,6 +3,7 @@ package nic
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -270,44 +271,89 @@ func udevProperty(path, key string) string {
 	return ""
 }
 
-// LinkFileWrite says what WriteLinkFile did and holds what
-// RestoreLinkFile needs: whether the file existed, its bytes and mode,
-// and the directories the write created.
-type LinkFileWrite struct {
-	Path     string      `json:"path"`
-	Existed  bool        `json:"existed"`
-	Previous []byte      `json:"previous,omitempty"`
-	Mode     os.FileMode `json:"mode,omitempty"`
-	Created  []string    `json:"created,omitempty"`
-	Changed  bool        `json:"changed"`
-}
-
 // LinkFilePath returns ROOT/etc/systemd/network/FILE.
 func (c *Client) LinkFilePath(l LinkFile) string {
 	return c.root.Etc("systemd", "network", l.File)
 }
 
-// WriteLinkFile writes l to ROOT/etc/systemd/network/FILE safely (temp
-// file, fsync, rename) and returns what RestoreLinkFile needs. udev
-// applies it when the device is next set up (a reboot, or `udevadm
-// trigger --action=add /sys/class/net/IF`). It needs root.
-func (c *Client) WriteLinkFile(l LinkFile) (LinkFileWrite, error) {
-	data, err := l.Render()
-	if err != nil {
-		return LinkFileWrite{}, err
-	}
-	r, err := persistfile.Write(c.LinkFilePath(l), data, 0o644)
-	if err != nil {
-		return LinkFileWrite(r), fmt.Errorf("nic: %w", err)
-	}
-	return LinkFileWrite(r), nil
+// LinkFileEdit is writing a .link file as a value, in the shape
+// tuning.Reversible takes (Describe, Apply, Verify, Undo): the bytes it
+// gets and what was there before (the file existed? its bytes and mode;
+// the directories the write creates), which Undo puts back. Marshalled as
+// JSON it is all a journal needs.
+type LinkFileEdit struct {
+	Path     string      `json:"path"`
+	Data     []byte      `json:"data"`
+	Existed  bool        `json:"existed"`
+	Previous []byte      `json:"previous,omitempty"`
+	Mode     os.FileMode `json:"mode,omitempty"`
+	Created  []string    `json:"created,omitempty"`
 }
 
-// RestoreLinkFile undoes a WriteLinkFile: the previous file, or none.
-// Restoring twice is not an error.
-func RestoreLinkFile(w LinkFileWrite) error {
-	if err := persistfile.Restore(persistfile.Record(w)); err != nil {
+// PlanLinkFile returns the edit that writes l to
+// ROOT/etc/systemd/network/FILE, reading what is there now; it changes
+// nothing.
+func (c *Client) PlanLinkFile(l LinkFile) (LinkFileEdit, error) {
+	data, err := l.Render()
+	if err != nil {
+		return LinkFileEdit{}, err
+	}
+	p := c.LinkFilePath(l)
+	r, err := persistfile.Plan(p)
+	if err != nil {
+		return LinkFileEdit{}, fmt.Errorf("nic: %w", err)
+	}
+	return LinkFileEdit{Path: p, Data: data, Existed: r.Existed, Previous: r.Previous, Mode: r.Mode, Created: r.Created}, nil
+}
+
+// Describe names the file and says when it takes effect.
+func (e LinkFileEdit) Describe() string {
+	verb := "write"
+	if e.Existed {
+		verb = "rewrite"
+	}
+	return fmt.Sprintf("%s %s (%d bytes); udev applies it when the device is next set up (a reboot)", verb, e.Path, len(e.Data))
+}
+
+// Apply writes the file safely (temp file, fsync, rename), creating its
+// directory. It needs root.
+func (e LinkFileEdit) Apply(context.Context) error {
+	if _, err := persistfile.Write(e.Path, e.Data, 0o644); err != nil {
 		return fmt.Errorf("nic: %w", err)
 	}
 	return nil
+}
+
+// Verify re-reads the file and checks it holds Data.
+func (e LinkFileEdit) Verify(context.Context) error {
+	got, err := os.ReadFile(e.Path)
+	if err != nil {
+		return fmt.Errorf("nic: verify %s: %w", e.Path, err)
+	}
+	if !bytes.Equal(got, e.Data) {
+		return fmt.Errorf("nic: verify %s: content differs from what was written", e.Path)
+	}
+	return nil
+}
+
+// Undo puts back the previous file, or none (and none of the directories
+// Apply created, when empty). Undoing twice is not an error.
+func (e LinkFileEdit) Undo(context.Context) error {
+	r := persistfile.Record{Path: e.Path, Existed: e.Existed, Previous: e.Previous, Mode: e.Mode, Created: e.Created}
+	if err := persistfile.Restore(r); err != nil {
+		return fmt.Errorf("nic: %w", err)
+	}
+	return nil
+}
+
+// WriteLinkFile writes l to ROOT/etc/systemd/network/FILE safely and
+// returns the applied edit, whose Undo puts back what was there. udev
+// applies the file when the device is next set up (a reboot, or `udevadm
+// trigger --action=add /sys/class/net/IF`). It needs root.
+func (c *Client) WriteLinkFile(l LinkFile) (LinkFileEdit, error) {
+	e, err := c.PlanLinkFile(l)
+	if err != nil {
+		return e, err
+	}
+	return e, e.Apply(context.Background())
 }

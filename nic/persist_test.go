@@ -1,6 +1,7 @@
 package nic_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -72,9 +73,11 @@ CombinedChannels=8
 	got, err := os.ReadFile(w.Path)
 	require.NoError(t, err)
 	assert.Equal(t, out, got)
-	require.NoError(t, nic.RestoreLinkFile(w))
+	require.NoError(t, w.Verify(context.Background()))
+	assert.Contains(t, w.Describe(), "write "+w.Path)
+	require.NoError(t, w.Undo(context.Background()))
 	assert.NoDirExists(t, filepath.Join(root, "etc", "systemd"))
-	require.NoError(t, nic.RestoreLinkFile(w))
+	require.NoError(t, w.Undo(context.Background()))
 }
 
 // Without a udev database or an installed 99-default.link, systemd's own

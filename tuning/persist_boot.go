@@ -58,33 +58,29 @@ func (h *Host) SysctlConfPath(file string) (string, error) {
 	return h.root.Etc("sysctl.d", file), nil
 }
 
-// WriteSysctlConf writes s to ROOT/etc/sysctl.d/FILE safely and returns
-// what RestoreFile needs to undo it. It does not apply the values now
-// (SetSysctl does). It needs root.
-func (h *Host) WriteSysctlConf(s SysctlConf) (FileWrite, error) {
+// PlanSysctlConf returns the edit that writes s to
+// ROOT/etc/sysctl.d/FILE (see FileEdit). It changes nothing.
+func (h *Host) PlanSysctlConf(s SysctlConf) (FileEdit, error) {
 	data, err := s.Render()
 	if err != nil {
-		return FileWrite{}, err
+		return FileEdit{}, err
 	}
 	p, err := h.SysctlConfPath(s.File)
 	if err != nil {
-		return FileWrite{}, err
+		return FileEdit{}, err
 	}
-	return writePersistent(p, data, 0o644)
+	return PlanFile(p, data)
 }
 
-// SysctlConfChange prepares the Change that writes s (see
-// PersistFileChange).
-func (h *Host) SysctlConfChange(s SysctlConf) (*Change, error) {
-	data, err := s.Render()
+// WriteSysctlConf writes s to ROOT/etc/sysctl.d/FILE safely and returns
+// the applied edit, whose Undo puts back what was there. It does not apply
+// the values now (SetSysctl does). It needs root.
+func (h *Host) WriteSysctlConf(s SysctlConf) (FileEdit, error) {
+	e, err := h.PlanSysctlConf(s)
 	if err != nil {
-		return nil, err
+		return e, err
 	}
-	p, err := h.SysctlConfPath(s.File)
-	if err != nil {
-		return nil, err
-	}
-	return PersistFileChange(p, data)
+	return planAndWrite(e.Path, e.Data)
 }
 
 // DefaultCPUOnlineUnit is the name CPUOnlineUnit's zero Name stands for.
@@ -149,14 +145,24 @@ func (h *Host) UnitPath(u CPUOnlineUnit) string {
 	return h.root.Etc("systemd", "system", u.name())
 }
 
-// WriteCPUOnlineUnit writes the unit file (see CPUOnlineUnit) safely, and
-// returns what RestoreFile needs to undo it. Enable it with `systemctl
-// enable NAME` (or `systemctl --root=ROOT enable NAME` on an image); it
-// runs at the next boot. It needs root.
-func (h *Host) WriteCPUOnlineUnit(u CPUOnlineUnit) (FileWrite, error) {
+// PlanCPUOnlineUnit returns the edit that writes the unit file (see
+// CPUOnlineUnit and FileEdit). It changes nothing.
+func (h *Host) PlanCPUOnlineUnit(u CPUOnlineUnit) (FileEdit, error) {
 	data, err := u.Render()
 	if err != nil {
-		return FileWrite{}, err
+		return FileEdit{}, err
 	}
-	return writePersistent(h.UnitPath(u), data, 0o644)
+	return PlanFile(h.UnitPath(u), data)
+}
+
+// WriteCPUOnlineUnit writes the unit file safely and returns the applied
+// edit, whose Undo puts back what was there. Enable it with `systemctl
+// enable NAME` (or `systemctl --root=ROOT enable NAME` on an image); it
+// runs at the next boot. It needs root.
+func (h *Host) WriteCPUOnlineUnit(u CPUOnlineUnit) (FileEdit, error) {
+	e, err := h.PlanCPUOnlineUnit(u)
+	if err != nil {
+		return e, err
+	}
+	return planAndWrite(e.Path, e.Data)
 }

@@ -3,102 +3,101 @@ package tuning
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 
 	"github.com/nettune/nettune/internal/persistfile"
 )
 
-// undoPersist is the Undo kind of a persistent configuration file that
-// may not have existed before (a tuned profile, a sysctl.d file, a unit);
-// its data is a FileWrite and revertPersist reverts it.
-const undoPersist = "persist-file"
-
-// FileWrite says what writing one persistent configuration file did, and
-// holds what is needed to undo it (RestoreFile, or the Undo of the Change
-// that wrote it): whether the file existed, its bytes and mode before, and
-// the directories the write created.
-type FileWrite struct {
-	Path     string      `json:"path"`               // the file, under the host root
-	Existed  bool        `json:"existed"`            // a file was there before
-	Previous []byte      `json:"previous,omitempty"` // its bytes (base64 in a journal); nil when it did not exist
+// FileEdit is writing one persistent configuration file (a tuned profile,
+// a file of /etc/sysctl.d, a systemd unit) as a value, in the shape of
+// Reversible: the bytes it gets, and what was there before (the file
+// existed? its bytes and mode; the directories the write creates), which
+// is what Undo puts back. Marshalled as JSON it is all a journal needs:
+// journal it with ChangeOf(kind, edit) and revert it with
+// RevertAs[FileEdit](). Build one with PlanFile or the Host's Plan
+// methods; Write methods plan and apply at once.
+type FileEdit struct {
+	Path     string      `json:"path"`
+	Data     []byte      `json:"data"`               // what Apply writes (base64 in a journal)
+	Existed  bool        `json:"existed"`            // a file was there when planned
+	Previous []byte      `json:"previous,omitempty"` // its bytes; nil when it did not exist
 	Mode     os.FileMode `json:"mode,omitempty"`     // its mode; 0 when it did not exist
-	// Created lists the directories the write made, deepest first:
-	// RestoreFile removes them again when they are empty.
+	// Created lists the directories Apply makes, deepest first: Undo
+	// removes them again when they are empty.
 	Created []string `json:"created,omitempty"`
-	Changed bool     `json:"changed"` // false when the file already held these bytes
 }
 
-// writePersistent writes data to path safely (temp file, fsync, rename),
-// creating its directory, and returns what RestoreFile needs.
-func writePersistent(path string, data []byte, perm os.FileMode) (FileWrite, error) {
-	r, err := persistfile.Write(path, data, perm)
+// PlanFile returns the edit that writes data to path, reading what is
+// there now; it changes nothing. A path that is not a regular file (a
+// directory) is an error.
+func PlanFile(path string, data []byte) (FileEdit, error) {
+	r, err := persistfile.Plan(path)
 	if err != nil {
-		return FileWrite(r), fmt.Errorf("tuning: %w", err)
+		return FileEdit{}, fmt.Errorf("tuning: %w", err)
 	}
-	return FileWrite(r), nil
+	return FileEdit{Path: path, Data: data, Existed: r.Existed, Previous: r.Previous, Mode: r.Mode, Created: r.Created}, nil
 }
 
-// RestoreFile puts back what w recorded: the previous bytes and mode when
-// the file existed, no file (and none of the directories the write
-// created, when they are empty) when it did not. Restoring twice is not
-// an error. It needs write access to the file's directory.
-func RestoreFile(w FileWrite) error {
-	if err := persistfile.Restore(persistfile.Record(w)); err != nil {
+func (e FileEdit) record() persistfile.Record {
+	return persistfile.Record{Path: e.Path, Existed: e.Existed, Previous: e.Previous, Mode: e.Mode, Created: e.Created}
+}
+
+// Changed reports whether Apply changes the file.
+func (e FileEdit) Changed() bool { return !e.Existed || !bytes.Equal(e.Previous, e.Data) }
+
+// Describe names the file, whether it is new, and its size.
+func (e FileEdit) Describe() string {
+	switch {
+	case !e.Changed():
+		return e.Path + " already up to date"
+	case e.Existed:
+		return fmt.Sprintf("rewrite %s (%d bytes, was %d)", e.Path, len(e.Data), len(e.Previous))
+	}
+	return fmt.Sprintf("write %s (%d bytes, new)", e.Path, len(e.Data))
+}
+
+// Apply writes Data safely (temp file, fsync, rename; mode and owner of an
+// existing file kept), creating the directory. It needs write access to
+// the directory (root for /etc).
+func (e FileEdit) Apply(context.Context) error {
+	if _, err := persistfile.Write(e.Path, e.Data, 0o644); err != nil {
 		return fmt.Errorf("tuning: %w", err)
 	}
 	return nil
 }
 
-// PersistFileChange prepares a Change that writes data to path (a file that
-// may not exist yet: a tuned profile, /etc/sysctl.d/NN-name.conf, a
-// systemd unit). Its Undo record (kind "persist-file", reverted by
-// Host.Reverters) holds the FileWrite to restore: the previous bytes, or
-// no file. Apply writes safely, Verify re-reads the file. An unchanged
-// file gives a Change without Apply.
-func PersistFileChange(path string, data []byte) (*Change, error) {
-	r, err := persistfile.Plan(path)
+// Verify re-reads the file and checks it holds Data.
+func (e FileEdit) Verify(context.Context) error {
+	got, err := os.ReadFile(e.Path)
 	if err != nil {
-		return nil, fmt.Errorf("tuning: %w", err)
+		return fmt.Errorf("tuning: verify %s: %w", e.Path, err)
 	}
-	if r.Unchanged(data) {
-		return &Change{Describe: path + " already up to date"}, nil
+	if !bytes.Equal(got, e.Data) {
+		return fmt.Errorf("tuning: verify %s: content differs from what was written", e.Path)
 	}
-	w := FileWrite(r)
-	undo, err := NewUndo(undoPersist, w)
-	if err != nil {
-		return nil, err
-	}
-	verb := "write"
-	if w.Existed {
-		verb = "rewrite"
-	}
-	return &Change{
-		Describe: fmt.Sprintf("%s %s (%d bytes)", verb, path, len(data)),
-		Undo:     []Undo{undo},
-		Apply: func(context.Context) error {
-			_, err := writePersistent(path, data, 0o644)
-			return err
-		},
-		Verify: func(context.Context) error {
-			got, err := os.ReadFile(path)
-			if err != nil {
-				return fmt.Errorf("tuning: verify %s: %w", path, err)
-			}
-			if !bytes.Equal(got, data) {
-				return fmt.Errorf("tuning: verify %s: content differs from what was written", path)
-			}
-			return nil
-		},
-	}, nil
+	return nil
 }
 
-// revertPersist reverts an undoPersist record with RestoreFile.
-func revertPersist(_ context.Context, data json.RawMessage) error {
-	var w FileWrite
-	if err := json.Unmarshal(data, &w); err != nil {
-		return fmt.Errorf("tuning: persist-file undo record: %w", err)
+// Undo puts back what was there when the edit was planned: the previous
+// bytes and mode, or no file (and none of the directories Apply created,
+// when they are empty). Undoing twice, or an edit never applied, is not
+// an error.
+func (e FileEdit) Undo(context.Context) error {
+	if err := persistfile.Restore(e.record()); err != nil {
+		return fmt.Errorf("tuning: %w", err)
 	}
-	return RestoreFile(w)
+	return nil
+}
+
+// planAndWrite plans and applies an edit.
+func planAndWrite(path string, data []byte) (FileEdit, error) {
+	e, err := PlanFile(path, data)
+	if err != nil {
+		return e, err
+	}
+	if !e.Changed() {
+		return e, nil
+	}
+	return e, e.Apply(context.Background())
 }

@@ -2,7 +2,9 @@ package tuning_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,8 +34,10 @@ func TestWriteTunedProfileNewThenRestore(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(root, "etc", "tuned", "nettune-tomcat", "tuned.conf"), w.Path)
 	assert.False(t, w.Existed)
-	assert.True(t, w.Changed)
+	assert.True(t, w.Changed())
+	assert.Equal(t, fmt.Sprintf("write %s (%d bytes, new)", w.Path, len(w.Data)), w.Describe())
 	assert.Equal(t, []string{filepath.Join(root, "etc", "tuned", "nettune-tomcat"), filepath.Join(root, "etc", "tuned")}, w.Created)
+	require.NoError(t, w.Verify(context.Background()))
 	back, err := h.TunedProfile("nettune-tomcat")
 	require.NoError(t, err)
 	assert.Equal(t, p.Include, back.Include)
@@ -41,11 +45,15 @@ func TestWriteTunedProfileNewThenRestore(t *testing.T) {
 	// Writing the same again changes nothing.
 	w2, err := h.WriteTunedProfile(p)
 	require.NoError(t, err)
-	assert.False(t, w2.Changed)
+	assert.False(t, w2.Changed())
 
-	require.NoError(t, tuning.RestoreFile(w))
+	// The journal record is the value itself: undo it from its JSON.
+	rec, err := json.Marshal(w)
+	require.NoError(t, err)
+	require.NoError(t, tuning.RevertAs[tuning.FileEdit]()(context.Background(), rec))
 	assert.NoDirExists(t, filepath.Join(root, "etc", "tuned"))
-	require.NoError(t, tuning.RestoreFile(w), "restoring twice is not an error")
+	require.NoError(t, w.Undo(context.Background()), "undoing twice is not an error")
+	assert.Error(t, w.Verify(context.Background()))
 	_, err = h.TunedProfile("nettune-tomcat")
 	assert.True(t, errors.Is(err, os.ErrNotExist), "%v", err)
 }
@@ -69,7 +77,7 @@ func TestWriteSysctlConfExistingThenRestore(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(got), "net.core.somaxconn = 4096\n")
 
-	require.NoError(t, tuning.RestoreFile(w))
+	require.NoError(t, w.Undo(context.Background()))
 	got, err = os.ReadFile(w.Path)
 	require.NoError(t, err)
 	assert.Equal(t, old, got)
@@ -100,7 +108,7 @@ func TestWriteCPUOnlineUnit(t *testing.T) {
 	w, err := h.WriteCPUOnlineUnit(tuning.CPUOnlineUnit{Offline: cpus})
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(root, "etc", "systemd", "system", tuning.DefaultCPUOnlineUnit), w.Path)
-	require.NoError(t, tuning.RestoreFile(w))
+	require.NoError(t, w.Undo(context.Background()))
 	assert.NoDirExists(t, filepath.Join(root, "etc", "systemd"))
 }
 
@@ -155,12 +163,32 @@ func TestTunedStepsRevert(t *testing.T) {
 			td := &tuning.Tuned{Runner: fake}
 			prof := tuning.TunedProfile{Name: "nettune-tomcat", Include: []string{"virtual-guest"}}
 			steps := []tuning.Step{
-				{Name: "tuned-profile-file", Prepare: func(context.Context) (*tuning.Change, error) { return h.TunedProfileChange(prof) }},
-				{Name: "tuned-profile", Prepare: func(context.Context) (*tuning.Change, error) { return td.ActivateChange(h, "nettune-tomcat") }},
+				{Name: "tuned-profile-file", Prepare: func(context.Context) (*tuning.Change, error) {
+					e, err := h.PlanTunedProfile(prof)
+					if err != nil {
+						return nil, err
+					}
+					return tuning.ChangeOf("persist-file", e)
+				}},
+				{Name: "tuned-profile", Prepare: func(context.Context) (*tuning.Change, error) {
+					a, err := td.PlanActivate(h, "nettune-tomcat")
+					if err != nil {
+						return nil, err
+					}
+					return tuning.ChangeOf("tuned-activation", a)
+				}},
 			}
 			rev := h.Reverters()
-			for k, v := range td.Reverters() {
-				rev[k] = v
+			rev["persist-file"] = tuning.RevertAs[tuning.FileEdit]()
+			// The journal does not hold the Runner: the revert runs
+			// the fake's tuned-adm through this one.
+			rev["tuned-activation"] = func(ctx context.Context, data json.RawMessage) error {
+				var a tuning.TunedActivation
+				if err := json.Unmarshal(data, &a); err != nil {
+					return err
+				}
+				a.Runner = fake
+				return a.Undo(ctx)
 			}
 			path := filepath.Join(t.TempDir(), "journal")
 			j, err := tuning.CreateJournal(path)
@@ -195,9 +223,13 @@ func TestTunedStepsRevert(t *testing.T) {
 func TestPersistKilledBetweenWrites(t *testing.T) {
 	h, root := persistRoot(t)
 	ctx := context.Background()
-	c1, err := h.TunedProfileChange(tuning.TunedProfile{Name: "nettune-tomcat"})
+	e1, err := h.PlanTunedProfile(tuning.TunedProfile{Name: "nettune-tomcat"})
 	require.NoError(t, err)
-	c2, err := h.SysctlConfChange(tuning.SysctlConf{File: "90-nettune.conf", Settings: []tuning.Setting{{Key: "net.core.somaxconn", Value: "4096"}}})
+	c1, err := tuning.ChangeOf("persist-file", e1)
+	require.NoError(t, err)
+	e2, err := h.PlanSysctlConf(tuning.SysctlConf{File: "90-nettune.conf", Settings: []tuning.Setting{{Key: "net.core.somaxconn", Value: "4096"}}})
+	require.NoError(t, err)
+	c2, err := tuning.ChangeOf("persist-file", e2)
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "journal")
 	j, err := tuning.CreateJournal(path)
@@ -212,7 +244,7 @@ func TestPersistKilledBetweenWrites(t *testing.T) {
 
 	_, err = tuning.CreateJournal(path)
 	require.ErrorIs(t, err, tuning.ErrPendingJournal)
-	steps, err := tuning.RevertJournal(ctx, path, h.Reverters())
+	steps, err := tuning.RevertJournal(ctx, path, tuning.Reverters{"persist-file": tuning.RevertAs[tuning.FileEdit]()})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"sysctl", "profile"}, steps)
 	assert.NoDirExists(t, filepath.Join(root, "etc", "tuned"))

@@ -22,14 +22,13 @@ type sysctlUndo struct {
 
 // Reverters returns the revert functions for the changes this package
 // makes, bound to h's root, under the Undo kinds "file" (FileChange),
-// "persist-file" (PersistFileChange and the tuned profile, sysctl.d and
-// unit writers), "cpu-online" (KeepOnlineChange) and "sysctl"
-// (SysctlChange); Tuned.Reverters adds "tuned-profile". Callers add
+// "cpu-online" (KeepOnlineChange) and "sysctl" (SysctlChange). FileEdit
+// and TunedActivation values are journaled under kinds the caller picks
+// (ChangeOf) and reverted with RevertAs. Callers add
 // their own kinds (NIC channels, IRQ affinity) to the map.
 func (h *Host) Reverters() Reverters {
 	return Reverters{
-		undoFile:    revertFile,
-		undoPersist: revertPersist,
+		undoFile: revertFile,
 		undoCPUs: func(ctx context.Context, data json.RawMessage) error {
 			var snap CPUSnapshot
 			if err := json.Unmarshal(data, &snap); err != nil {

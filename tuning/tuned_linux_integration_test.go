@@ -98,7 +98,7 @@ func TestIntegrationTunedSysfsCPU1(t *testing.T) {
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		if err := tuning.RestoreFile(w); err != nil {
+		if err := w.Undo(context.Background()); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}
 	})

@@ -2,7 +2,6 @@ package tuning
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -165,35 +164,32 @@ func (h *Host) TunedProfilePath(name string) (string, error) {
 	return h.root.Etc("tuned", name, "tuned.conf"), nil
 }
 
-// WriteTunedProfile writes p to ROOT/etc/tuned/NAME/tuned.conf (creating
-// the directory) safely, and returns what RestoreFile needs to undo it.
-// It does not activate the profile (Tuned.Activate does). It needs write
-// access to /etc/tuned (root).
-func (h *Host) WriteTunedProfile(p TunedProfile) (FileWrite, error) {
+// PlanTunedProfile returns the edit that writes p to
+// ROOT/etc/tuned/NAME/tuned.conf (see FileEdit); its Undo removes the
+// profile and its directory, or puts the previous file back. It changes
+// nothing.
+func (h *Host) PlanTunedProfile(p TunedProfile) (FileEdit, error) {
 	data, err := p.Render()
 	if err != nil {
-		return FileWrite{}, err
+		return FileEdit{}, err
 	}
 	path, err := h.TunedProfilePath(p.Name)
 	if err != nil {
-		return FileWrite{}, err
+		return FileEdit{}, err
 	}
-	return writePersistent(path, data, 0o644)
+	return PlanFile(path, data)
 }
 
-// TunedProfileChange prepares the Change that writes p (see
-// WriteTunedProfile and PersistFileChange); its undo removes the profile
-// or puts the previous file back.
-func (h *Host) TunedProfileChange(p TunedProfile) (*Change, error) {
-	data, err := p.Render()
+// WriteTunedProfile writes p to ROOT/etc/tuned/NAME/tuned.conf (creating
+// the directory) safely, and returns the applied edit, whose Undo puts
+// back what was there. It does not activate the profile (Tuned.Activate
+// does). It needs write access to /etc/tuned (root).
+func (h *Host) WriteTunedProfile(p TunedProfile) (FileEdit, error) {
+	e, err := h.PlanTunedProfile(p)
 	if err != nil {
-		return nil, err
+		return e, err
 	}
-	path, err := h.TunedProfilePath(p.Name)
-	if err != nil {
-		return nil, err
-	}
-	return PersistFileChange(path, data)
+	return planAndWrite(e.Path, e.Data)
 }
 
 // TunedProfile reads ROOT/etc/tuned/NAME/tuned.conf, or
@@ -336,69 +332,65 @@ func (t *Tuned) Off(ctx context.Context) error {
 	return err
 }
 
-// undoTuned is the Undo kind of a tuned profile activation; its data is a
-// tunedUndo.
-const undoTuned = "tuned-profile"
-
-// tunedUndo is the journal record of an activation: the profiles active
-// before (none: tuned was off).
-type tunedUndo struct {
+// TunedActivation is switching tuned to other profiles as a value, in the
+// shape of Reversible: the profiles it activates and those active before
+// (none: tuned was off), which Undo activates again (or `tuned-adm off`).
+// Marshalled as JSON it is all a journal needs (ChangeOf, and
+// RevertAs[TunedActivation]() to revert it); Runner is not journaled, so a
+// revert after a crash runs tuned-adm on this host.
+type TunedActivation struct {
+	Profiles []string `json:"profiles"`
 	Previous []string `json:"previous"`
+	// Runner runs tuned-adm (Tuned.Runner). Default nil: on this host.
+	Runner CommandRunner `json:"-"`
 }
 
-// ActivateChange prepares a Change that activates the profiles names with
-// `tuned-adm profile`, recording the profiles active before (read from
-// ROOT/etc/tuned/active_profile of h) so that its undo (kind
-// "tuned-profile", Tuned.Reverters) activates them again, or runs
-// `tuned-adm off` when there were none. Verify checks with `tuned-adm
-// active` that names are active.
-func (t *Tuned) ActivateChange(h *Host, names ...string) (*Change, error) {
+// PlanActivate returns the activation of names, with the profiles active
+// now read from ROOT/etc/tuned/active_profile of h. It changes nothing.
+func (t *Tuned) PlanActivate(h *Host, names ...string) (TunedActivation, error) {
+	if len(names) == 0 {
+		return TunedActivation{}, errors.New("tuning: tuned activation needs a profile name")
+	}
 	prev, err := h.ActiveTunedProfile()
 	if err != nil {
-		return nil, err
+		return TunedActivation{}, err
 	}
-	if strings.Join(prev, " ") == strings.Join(names, " ") {
-		return &Change{Describe: "tuned profile already " + strings.Join(names, " ")}, nil
-	}
-	undo, err := NewUndo(undoTuned, tunedUndo{Previous: prev})
-	if err != nil {
-		return nil, err
-	}
-	before := strings.Join(prev, " ")
+	return TunedActivation{Profiles: append([]string(nil), names...), Previous: prev, Runner: t.Runner}, nil
+}
+
+func (a TunedActivation) tuned() *Tuned { return &Tuned{Runner: a.Runner} }
+
+// Describe says which profiles are replaced by which.
+func (a TunedActivation) Describe() string {
+	before := strings.Join(a.Previous, " ")
 	if before == "" {
 		before = "(none)"
 	}
-	return &Change{
-		Describe: fmt.Sprintf("tuned profile: %s -> %s", before, strings.Join(names, " ")),
-		Undo:     []Undo{undo},
-		Apply:    func(ctx context.Context) error { return t.Activate(ctx, names...) },
-		Verify: func(ctx context.Context) error {
-			got, _, err := t.Active(ctx)
-			if err != nil {
-				return err
-			}
-			if strings.Join(got, " ") != strings.Join(names, " ") {
-				return fmt.Errorf("tuning: tuned-adm active says %q, want %q", strings.Join(got, " "), strings.Join(names, " "))
-			}
-			return nil
-		},
-	}, nil
+	return fmt.Sprintf("tuned profile: %s -> %s (tuned-adm profile; tuned applies it now and at every boot)", before, strings.Join(a.Profiles, " "))
 }
 
-// Reverters returns the revert function of ActivateChange's undo records
-// (kind "tuned-profile"): activate the previous profiles, or `tuned-adm
-// off` when there were none. Add it to Host.Reverters' map.
-func (t *Tuned) Reverters() Reverters {
-	return Reverters{
-		undoTuned: func(ctx context.Context, data json.RawMessage) error {
-			var u tunedUndo
-			if err := json.Unmarshal(data, &u); err != nil {
-				return fmt.Errorf("tuning: tuned-profile undo record: %w", err)
-			}
-			if len(u.Previous) == 0 {
-				return t.Off(ctx)
-			}
-			return t.Activate(ctx, u.Previous...)
-		},
+// Apply runs `tuned-adm profile NAMES`.
+func (a TunedActivation) Apply(ctx context.Context) error {
+	return a.tuned().Activate(ctx, a.Profiles...)
+}
+
+// Verify checks with `tuned-adm active` that the profiles are active.
+func (a TunedActivation) Verify(ctx context.Context) error {
+	got, _, err := a.tuned().Active(ctx)
+	if err != nil {
+		return err
 	}
+	if strings.Join(got, " ") != strings.Join(a.Profiles, " ") {
+		return fmt.Errorf("tuning: tuned-adm active says %q, want %q", strings.Join(got, " "), strings.Join(a.Profiles, " "))
+	}
+	return nil
+}
+
+// Undo activates the previous profiles again, or runs `tuned-adm off`
+// when there were none.
+func (a TunedActivation) Undo(ctx context.Context) error {
+	if len(a.Previous) == 0 {
+		return a.tuned().Off(ctx)
+	}
+	return a.tuned().Activate(ctx, a.Previous...)
 }
