@@ -197,6 +197,11 @@ type Container struct {
 	// Upper/etc/x before Boot is /etc/x in the container. Writes inside
 	// the container land here too, never in the cached tree.
 	Upper string
+	// Interfaces are network interfaces of this process's namespace that
+	// systemd-nspawn moves into the container at Boot
+	// (--network-interface=). A veth moved in is destroyed with the
+	// container's namespace at Stop: make it again before the next Boot.
+	Interfaces []string
 
 	rootfs, work, merged string
 
@@ -206,8 +211,9 @@ type Container struct {
 	console *tailBuffer
 	unlock  func()
 
-	leader int    // host PID of the container's PID 1
-	pidNS  string // readlink of /proc/leader/ns/pid
+	leader  int    // host PID of the container's PID 1
+	pidNS   string // readlink of /proc/leader/ns/pid
+	lockDir string // Boot's lockDir, for Reboot
 }
 
 // New prepares a container of the root file system rootfs in dir (an empty
@@ -238,10 +244,17 @@ func New(rootfs, dir string) (*Container, error) {
 // or degraded, at most timeout (0: DefaultBootTimeout). It takes the boot
 // lock under lockDir (see the package documentation), which Stop releases.
 // It returns how long the boot took. On error the container is stopped.
+//
+// A container that was stopped can be booted again: the same overlay, so
+// what the last boot wrote is still there, as after a reboot.
 func (c *Container) Boot(ctx context.Context, lockDir string, timeout time.Duration) (time.Duration, error) {
 	if c.cmd != nil {
-		return 0, errors.New("nspawn: container already booted")
+		if c.exited() == nil {
+			return 0, errors.New("nspawn: container already booted")
+		}
+		c.cmd, c.waited, c.waitErr, c.leader, c.pidNS = nil, nil, nil, 0, ""
 	}
+	c.lockDir = lockDir
 	if timeout == 0 {
 		timeout = DefaultBootTimeout
 	}
@@ -254,9 +267,13 @@ func (c *Container) Boot(ctx context.Context, lockDir string, timeout time.Durat
 	// The overlay is mounted in the shell's new, private mount namespace,
 	// which systemd-nspawn inherits by exec: it goes away with them.
 	script := `mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3" "$4" && shift 3 && exec systemd-nspawn -D "$@"`
-	c.cmd = exec.Command("/bin/sh", "-c", script, "sh", c.rootfs, c.Upper, c.work, c.merged,
+	args := []string{"-c", script, "sh", c.rootfs, c.Upper, c.work, c.merged,
 		"-b", "--register=no", "--keep-unit", "--console=pipe", "--private-network",
-		"--machine="+c.Machine)
+		"--machine=" + c.Machine}
+	for _, ifname := range c.Interfaces {
+		args = append(args, "--network-interface="+ifname)
+	}
+	c.cmd = exec.Command("/bin/sh", args...)
 	c.cmd.Stdout, c.cmd.Stderr = c.console, c.console
 	if c.cmd.SysProcAttr, err = bootProcAttr(); err != nil {
 		c.unlock()
@@ -300,6 +317,19 @@ func (c *Container) Boot(ctx context.Context, lockDir string, timeout time.Durat
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// Reboot stops the container (Stop) and boots the same overlay again with
+// Boot's lock directory and timeout (0: DefaultBootTimeout): what was
+// written in the container before is there after, as after a reboot.
+func (c *Container) Reboot(ctx context.Context, timeout time.Duration) (time.Duration, error) {
+	if c.cmd == nil {
+		return 0, errors.New("nspawn: container was never booted")
+	}
+	if err := c.Stop(ctx); err != nil {
+		return 0, fmt.Errorf("nspawn: reboot: %w", err)
+	}
+	return c.Boot(ctx, c.lockDir, timeout)
 }
 
 // exited returns an error when systemd-nspawn has ended.
