@@ -52,12 +52,15 @@ type Image struct {
 // TomcatImage is Debian bookworm with systemd as PID 1, curl for HTTP
 // checks inside, Debian's tomcat10 with its examples (tomcat10.service
 // enabled, Tomcat answering on 127.0.0.1:8080 after boot), and tuned
-// (tuned.service enabled) with ethtool and iproute2.
+// (tuned.service enabled) with ethtool and iproute2. tuned needs polkitd,
+// which needs a logind: debootstrap does not resolve the virtual package
+// (default-logind | logind), so libpam-systemd, which provides it, is
+// named.
 var TomcatImage = Image{
 	Suite:   "bookworm",
 	Variant: "minbase",
 	Include: []string{"systemd", "systemd-sysv", "dbus", "procps", "curl", "tomcat10", "tomcat10-examples",
-		"tuned", "ethtool", "iproute2"},
+		"libpam-systemd", "tuned", "ethtool", "iproute2"},
 }
 
 // Name is the image's directory name under the cache: the suite, the

@@ -30,7 +30,7 @@ func TestImageName(t *testing.T) {
 	d.Mirror = "http://mirror.example/debian"
 	assert.Equal(t, a.Name(), d.Name(), "the mirror does not shape the tree")
 	assert.Equal(t, []string{"--variant=minbase",
-		"--include=systemd,systemd-sysv,dbus,procps,curl,tomcat10,tomcat10-examples,tuned,ethtool,iproute2",
+		"--include=systemd,systemd-sysv,dbus,procps,curl,tomcat10,tomcat10-examples,libpam-systemd,tuned,ethtool,iproute2",
 		"bookworm", "/x"}, a.DebootstrapArgs("/x"), "no mirror named: debootstrap's default")
 	assert.Equal(t, "http://mirror.example/debian", d.DebootstrapArgs("/x")[4])
 }
@@ -108,7 +108,7 @@ func TestEnsureBuildsIntoPlace(t *testing.T) {
 	assert.Empty(t, builds)
 	args, err := os.ReadFile(filepath.Join(bin, "args"))
 	require.NoError(t, err)
-	assert.Contains(t, string(args), "--variant=minbase --include=systemd,systemd-sysv,dbus,procps,curl,tomcat10,tomcat10-examples,tuned,ethtool,iproute2 bookworm ")
+	assert.Contains(t, string(args), "--variant=minbase --include=systemd,systemd-sysv,dbus,procps,curl,tomcat10,tomcat10-examples,libpam-systemd,tuned,ethtool,iproute2 bookworm ")
 	// The mirror is the host's (or none, debootstrap's default), never
 	// one the code names.
 	fields := strings.Fields(string(args))
