@@ -202,8 +202,11 @@ type Container struct {
 	Upper string
 	// Interfaces are network interfaces of this process's namespace that
 	// systemd-nspawn moves into the container at Boot
-	// (--network-interface=). A veth moved in is destroyed with the
-	// container's namespace at Stop: make it again before the next Boot.
+	// (--network-interface=), and moves back out when the container
+	// stops (a device keeps what was set on it inside).
+	// Without udev on the host, Boot makes /sys read-only for
+	// systemd-nspawn (in its own mount namespace), or it would wait for
+	// udev to initialise them.
 	Interfaces []string
 
 	rootfs, work, merged string
@@ -270,6 +273,14 @@ func (c *Container) Boot(ctx context.Context, lockDir string, timeout time.Durat
 	// The overlay is mounted in the shell's new, private mount namespace,
 	// which systemd-nspawn inherits by exec: it goes away with them.
 	script := `mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3" "$4" && shift 3 && exec systemd-nspawn -D "$@"`
+	if len(c.Interfaces) > 0 && !udevRunning() {
+		// systemd-nspawn moves an interface only once udev has
+		// initialised it, and takes udev to be running whenever /sys is
+		// writable (systemd's udev_available()). On a host without udev,
+		// /sys goes read-only in this private mount namespace (a bind
+		// remount: the host's mount is untouched), as in a container.
+		script = `mount -o remount,bind,ro /sys && ` + script
+	}
 	args := []string{"-c", script, "sh", c.rootfs, c.Upper, c.work, c.merged,
 		"-b", "--register=no", "--keep-unit", "--console=pipe", "--private-network",
 		"--machine=" + c.Machine}
@@ -322,15 +333,29 @@ func (c *Container) Boot(ctx context.Context, lockDir string, timeout time.Durat
 	}
 }
 
-// Reboot stops the container (Stop) and boots the same overlay again with
-// Boot's lock directory and timeout (0: DefaultBootTimeout): what was
-// written in the container before is there after, as after a reboot.
-func (c *Container) Reboot(ctx context.Context, timeout time.Duration) (time.Duration, error) {
+// udevRunning reports whether udev runs on this host: its control socket
+// /run/udev/control exists.
+func udevRunning() bool {
+	_, err := os.Stat("/run/udev/control")
+	return err == nil
+}
+
+// Reboot stops the container (Stop), calls between (nil: nothing) while
+// it is down, and boots the same overlay again with Boot's lock directory
+// and timeout (0: DefaultBootTimeout): what was written in the container
+// before is there after, as after a reboot. between is where a test
+// resets what a real reboot would (a NIC's channel counts).
+func (c *Container) Reboot(ctx context.Context, timeout time.Duration, between func() error) (time.Duration, error) {
 	if c.cmd == nil {
 		return 0, errors.New("nspawn: container was never booted")
 	}
 	if err := c.Stop(ctx); err != nil {
 		return 0, fmt.Errorf("nspawn: reboot: %w", err)
+	}
+	if between != nil {
+		if err := between(); err != nil {
+			return 0, fmt.Errorf("nspawn: reboot: %w", err)
+		}
 	}
 	return c.Boot(ctx, c.lockDir, timeout)
 }
