@@ -16,7 +16,10 @@ import (
 // TunedNet is a tuned [net] plugin instance that sets an interface's
 // channel counts at every tuned start (tuned 2.16 and later): what a
 // tuning.TunedProfile carries in its Extra sections (parse Render's text
-// with tuning.ParseTunedConf).
+// with tuning.ParseTunedConf). tuned's net plugin (2.20) takes only
+// devices whose sysfs path is not under /sys/devices/virtual: a veth,
+// bridge or bond gets no instance ("no matching devices available" in
+// tuned's log); persist those counts with a LinkFile instead.
 type TunedNet struct {
 	// Instance is the section name. Default: "net_nettune_IF", with
 	// type=net, so an included profile's own [net] section is left alone.
