@@ -3,6 +3,7 @@ package bootcfg_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -222,4 +223,66 @@ func diffLines(d string) (minus, plus int) {
 		}
 	}
 	return minus, plus
+}
+
+// TestCorpusCRLFRefused converts every real grub file of the corpus to DOS
+// line endings. Before, Plan put the CR inside the new value's quotes
+// (GRUB_CMDLINE_LINUX="… iommu.passthrough=0\r") and the line then ended
+// in LF alone; now the file is refused, naming its first CR LF line and the
+// fix, and nothing is written.
+func TestCorpusCRLFRefused(t *testing.T) {
+	ents, err := os.ReadDir(filepath.Join(testutil.CorpusDir(t), "grub"))
+	require.NoError(t, err)
+	n := 0
+	for _, e := range ents {
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || strings.HasSuffix(e.Name(), ".md") {
+			continue
+		}
+		t.Run(e.Name(), func(t *testing.T) {
+			b, err := os.ReadFile(testutil.CorpusFile(t, "grub", e.Name()))
+			require.NoError(t, err)
+			lf := string(b)
+			require.NotContains(t, lf, "\r")
+			p := filepath.Join(t.TempDir(), "grub")
+			crlf := strings.ReplaceAll(lf, "\n", "\r\n")
+			require.NoError(t, os.WriteFile(p, []byte(crlf), 0o644))
+			cfg, err := bootcfg.LoadConfig(p)
+			if err == nil {
+				// Only a file without a line ending could pass.
+				plan, perr := cfg.Plan(bootcfg.Edit{Set: bootcfg.IOMMUAlign(bootcfg.DefaultIOMMUStrict, bootcfg.DefaultIOMMUPassthrough)})
+				if perr == nil {
+					_, perr = plan.Apply()
+				}
+				t.Fatalf("a CR LF file was read (plan error %v); it now reads %q", perr, readString(t, p))
+			}
+			require.ErrorIs(t, err, bootcfg.ErrSyntax)
+			assert.ErrorContains(t, err, p+":1: line ends in CR LF", "the first line is the first to end in CR LF")
+			assert.ErrorContains(t, err, "dos2unix")
+			assert.Equal(t, crlf, readString(t, p), "not written")
+		})
+		n++
+	}
+	require.NotZero(t, n, "no grub file in the corpus")
+}
+
+// TestPlanEmptyFileRefused: a 0-byte /etc/default/grub is not turned into
+// a one-line file without a word (issue 24).
+func TestPlanEmptyFileRefused(t *testing.T) {
+	for _, content := range []string{"", "\n\n"} {
+		p := filepath.Join(t.TempDir(), "grub")
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		cfg, err := bootcfg.LoadConfig(p)
+		require.NoError(t, err, "an empty file reads: nothing is set")
+		_, err = cfg.Plan(bootcfg.Edit{Set: bootcfg.IOMMUAlign(bootcfg.DefaultIOMMUStrict, bootcfg.DefaultIOMMUPassthrough)})
+		require.Error(t, err)
+		assert.ErrorContains(t, err, p+" is empty ("+strconv.Itoa(len(content))+" bytes), so GRUB_CMDLINE_LINUX is not set anywhere: it is not written as a one-line file")
+		assert.Equal(t, content, readString(t, p))
+	}
+}
+
+func readString(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	return string(b)
 }

@@ -1,6 +1,7 @@
 package bootcfg
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -35,7 +36,17 @@ func (f *File) Bytes() []byte { return []byte(f.data) }
 // positions and errors), the way /bin/sh would read it with ".", but
 // without executing anything. A syntax error (an unterminated quote or
 // command substitution) matches ErrSyntax and names the file and line.
+//
+// A file with DOS line endings (CR LF) is refused the same way, naming the
+// first such line: /bin/sh, which grub-mkconfig sources the file with,
+// keeps the CR as part of the line, so GRUB_CMDLINE_LINUX="quiet" CR reads
+// as "quiet\r". Neither reading that value nor writing a new one into the
+// quotes would say what the shell does.
 func ParseFile(path string, data []byte) (*File, error) {
+	if i := bytes.Index(data, []byte("\r\n")); i >= 0 {
+		return nil, &SyntaxError{File: path, Line: bytes.Count(data[:i], []byte{'\n'}) + 1, Offset: i,
+			Msg: `line ends in CR LF (a DOS line ending); /bin/sh, which grub-mkconfig sources this file with, reads the CR as part of the value, so it is not edited: convert the file (dos2unix FILE, or sed -i 's/\r$//' FILE) and run again`}
+	}
 	as, cmds, err := parseScript(path, string(data))
 	if err != nil {
 		return nil, err

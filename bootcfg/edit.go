@@ -83,8 +83,9 @@ type segment struct {
 // rewrites only the assignments that must change — the plain assignment
 // that sets the value, or the NAME="$NAME ..." lines that carry the
 // parameters involved, wherever (main file or drop-in) they are. A
-// variable assigned nowhere gets a new line at the end of the main file.
-// Each rewritten assignment keeps its quoting style; every other byte of
+// variable assigned nowhere gets a new line at the end of the main file,
+// unless that file is empty (0 bytes, or only blanks): then Plan refuses,
+// saying so, rather than turn it into a one-line file. Each rewritten assignment keeps its quoting style; every other byte of
 // every file is kept.
 //
 // It refuses a value the shell computes (command substitution, another
@@ -134,6 +135,12 @@ func (c *Config) Plan(e Edit) (*Plan, error) {
 			return plan, nil
 		}
 		main := c.Files[0]
+		if strings.TrimSpace(main.data) == "" {
+			// Debian and Fedora ship this file with content; an empty one
+			// most often lost it (a failed write, a full disk), and one
+			// line would then silently replace every other setting.
+			return nil, fmt.Errorf("bootcfg: %s is empty (%d bytes), so %s is not set anywhere: it is not written as a one-line file; restore the file (Debian ships it as /usr/share/grub/default/grub), or write %s=%s into it by hand", main.Path, len(main.data), name, name, quoteValue(plan.After, quoteDouble))
+		}
 		text := name + "=" + quoteValue(plan.After, quoteDouble)
 		prefix := ""
 		if main.data != "" && !strings.HasSuffix(main.data, "\n") {

@@ -342,3 +342,36 @@ func assertPinRefused(t *testing.T, pid int) {
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, pid, ae.PID)
 }
+
+// TestIntegrationNumactlOnKernelTrees runs Debian's numactl -H on each tree
+// of abiTrees, bind-mounted over /sys/devices/system/{node,cpu} in a
+// private mount namespace (unshare -m: the host's mounts are untouched),
+// and checks that it prints what TestKernelABITrees expects of it, so the
+// fixtures' expected output is numactl's own, and where numactl is wrong
+// (the distance row) that we differ from it.
+func TestIntegrationNumactlOnKernelTrees(t *testing.T) {
+	testutil.RequireRoot(t)
+	bin, err := exec.LookPath("numactl")
+	if err != nil {
+		t.Skip("skipped: numactl not installed (apt-get install numactl)")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("skipped: unshare not installed (util-linux)")
+	}
+	for _, tt := range abiTrees() {
+		t.Run(tt.name, func(t *testing.T) {
+			sys := filepath.Join(tt.write(t), "sys/devices/system")
+			script := `mount --bind "$1/node" /sys/devices/system/node && mount --bind "$1/cpu" /sys/devices/system/cpu && exec "$2" -H`
+			out, err := exec.Command(unshare, "-m", "--propagation", "private", "sh", "-c", script, "sh", sys, bin).CombinedOutput()
+			if err != nil && strings.Contains(string(out), "mount") {
+				t.Skipf("skipped: cannot bind-mount in a new mount namespace here: %s", out)
+			}
+			require.NoError(t, err, "%s", out)
+			assert.Equal(t, tt.numactl, string(out), "numactl -H on the tree")
+			if tt.ours != "" {
+				assert.NotEqual(t, tt.numactl, tt.ours, "we differ from numactl only where it is wrong")
+			}
+		})
+	}
+}

@@ -128,9 +128,19 @@ func (t *Topology) index(id int) int {
 //   - /proc/meminfo only when the host has no node directory.
 //
 // It needs no privilege. A missing meminfo or distance leaves Memory or
-// Distances nil, as numactl shows them; a missing cpulist, or any file whose
-// content is not in the kernel's form, is an error naming the file
-// (errors.Is(err, ErrParse) for content, os.ErrNotExist for a missing file).
+// Distances nil, as numactl shows them. Trees of older kernels and captured
+// trees are read as numactl reads them: a node without cpulist is read
+// from its hex cpumap, and an empty cpuN/online counts as a missing one. A
+// distance row is indexed by the online node ids, as the kernel prints it
+// (then node/possible, then the node directories, whichever has one id per
+// entry), so a node whose neighbours are missing from the tree still gets
+// its own distances; numactl gives the row's entries to the nodes present
+// in order, and is wrong there. A root holding neither
+// sys/devices/system/node nor sys/devices/system/cpu is an error matching
+// os.ErrNotExist, not a host of one empty node. A node with neither
+// cpulist nor cpumap, or any file whose content is not in the kernel's
+// form, is an error naming the file (errors.Is(err, ErrParse) for content,
+// os.ErrNotExist for a missing file).
 func (h *Host) Topology() (*Topology, error) {
 	t := &Topology{}
 	cpus, err := h.readCPUs()
@@ -140,6 +150,9 @@ func (h *Host) Topology() (*Topology, error) {
 	nodeDir := h.root.Sys("devices", "system", "node")
 	ids, err := listIndexed(nodeDir, "node")
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && cpus.noDir:
+		// Not a kernel without NUMA (it still has cpu/): not a sysfs.
+		return nil, fmt.Errorf("numa: neither %s nor %s exists: the root holds no Linux sysfs (a root must hold sys/ as the kernel mounts it): %w", nodeDir, h.root.Sys("devices", "system", "cpu"), fs.ErrNotExist)
 	case errors.Is(err, fs.ErrNotExist):
 		return h.synthetic(cpus)
 	case err != nil:
@@ -153,17 +166,16 @@ func (h *Host) Topology() (*Topology, error) {
 			byNode[c.Node] = append(byNode[c.Node], c.ID)
 		}
 	}
+	rowIDs, err := distanceRowIDs(nodeDir, ids)
+	if err != nil {
+		return nil, err
+	}
 	var onlineUnion CPUSet
 	for _, id := range ids {
 		dir := filepath.Join(nodeDir, "node"+strconv.Itoa(id))
 		n := Node{ID: id}
-		p := filepath.Join(dir, "cpulist")
-		s, err := hostfs.ReadString(p)
-		if err != nil {
+		if n.CPUs, err = readNodeCPUs(dir); err != nil {
 			return nil, fmt.Errorf("numa: node %d: %w", id, err)
-		}
-		if n.CPUs, err = cpuset.ParseNamed(s, p); err != nil {
-			return nil, fmt.Errorf("numa: %w: %w", ErrParse, err)
 		}
 		onlineUnion = onlineUnion.Union(n.CPUs)
 		if len(byNode[id]) == 0 {
@@ -172,7 +184,7 @@ func (h *Host) Topology() (*Topology, error) {
 			byNode[id] = links
 		}
 		n.AllCPUs = n.CPUs.Union(cpuset.Of(byNode[id]...))
-		p = filepath.Join(dir, "meminfo")
+		p := filepath.Join(dir, "meminfo")
 		if b, err := hostfs.ReadFile(p); err == nil {
 			m, err := parseNodeMeminfo(string(b), id, p)
 			if err != nil {
@@ -184,11 +196,12 @@ func (h *Host) Topology() (*Topology, error) {
 		}
 		p = filepath.Join(dir, "distance")
 		if s, err := hostfs.ReadString(p); err == nil {
-			if n.Distances, err = parseDistance(s, p); err != nil {
+			row, err := parseDistance(s, p)
+			if err != nil {
 				return nil, err
 			}
-			if len(n.Distances) != len(ids) {
-				return nil, &ParseError{Path: p, Text: s, Reason: fmt.Sprintf("%d distances for %d nodes; expected one per node", len(n.Distances), len(ids))}
+			if n.Distances, err = distancesByID(row, rowIDs, ids); err != nil {
+				return nil, &ParseError{Path: p, Text: s, Reason: err.Error()}
 			}
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("numa: node %d: %w", id, err)
@@ -246,6 +259,91 @@ type cpuInfo struct {
 	ids        CPUSet
 	online     CPUSet
 	haveOnline bool
+	noDir      bool // no /sys/devices/system/cpu at all
+}
+
+// readNodeCPUs reads a node's online CPUs from nodeN/cpulist, or, on older
+// kernels and captures that lack it, from the hex mask nodeN/cpumap (which
+// numactl reads).
+func readNodeCPUs(dir string) (CPUSet, error) {
+	p := filepath.Join(dir, "cpulist")
+	s, err := hostfs.ReadString(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		m := filepath.Join(dir, "cpumap")
+		ms, merr := hostfs.ReadString(m)
+		if merr != nil {
+			return CPUSet{}, fmt.Errorf("neither cpulist nor cpumap: %w", err)
+		}
+		set, err := cpuset.ParseMaskNamed(ms, m)
+		if err != nil {
+			return CPUSet{}, fmt.Errorf("%w: %w", ErrParse, err)
+		}
+		return set, nil
+	}
+	if err != nil {
+		return CPUSet{}, err
+	}
+	set, err := cpuset.ParseNamed(s, p)
+	if err != nil {
+		return CPUSet{}, fmt.Errorf("%w: %w", ErrParse, err)
+	}
+	return set, nil
+}
+
+// distanceRowIDs returns the lists of node ids a nodeN/distance row may be
+// indexed by, in the order to try them. The kernel prints one distance per
+// online node, in id order (drivers/base/node.c, node_read_distance:
+// for_each_online_node), so the row is indexed by node/online; a captured
+// tree can lack that file, or the directories of some online nodes, so
+// node/possible and the node directories present come next.
+func distanceRowIDs(nodeDir string, dirs []int) ([][]int, error) {
+	var lists [][]int
+	for _, name := range []string{"online", "possible"} {
+		p := filepath.Join(nodeDir, name)
+		s, err := hostfs.ReadString(p)
+		if errors.Is(err, fs.ErrNotExist) || err == nil && s == "" {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("numa: %w", err)
+		}
+		set, err := cpuset.ParseNamed(s, p)
+		if err != nil {
+			return nil, fmt.Errorf("numa: %w: %w", ErrParse, err)
+		}
+		lists = append(lists, set.IDs())
+	}
+	return append(lists, dirs), nil
+}
+
+// distancesByID picks from row the distances to the nodes present (ids),
+// in their order, indexing row by the first of rowIDs that has one id per
+// entry of the row.
+func distancesByID(row []int, rowIDs [][]int, ids []int) ([]int, error) {
+	var by []int
+	for _, l := range rowIDs {
+		if len(l) == len(row) {
+			by = l
+			break
+		}
+	}
+	if by == nil {
+		return nil, fmt.Errorf("%d distances for %d online nodes (%s); expected one per online node", len(row), len(rowIDs[0]), cpuset.Of(rowIDs[0]...))
+	}
+	rowIDs0 := by
+	pos := make(map[int]int, len(rowIDs0))
+	for i, id := range rowIDs0 {
+		pos[id] = i
+	}
+	out := make([]int, len(ids))
+	for i, id := range ids {
+		k, ok := pos[id]
+		if !ok {
+			return nil, fmt.Errorf("node %d has a directory but is not among the nodes %s the row is indexed by", id, cpuset.Of(rowIDs0...))
+		}
+		out[i] = row[k]
+	}
+	return out, nil
 }
 
 // readCPUs lists /sys/devices/system/cpu/cpuN with their node links, online
@@ -257,6 +355,7 @@ func (h *Host) readCPUs() (cpuInfo, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return ci, fmt.Errorf("numa: %w", err)
 	}
+	ci.noDir = err != nil
 	p := filepath.Join(cpuDir, "online")
 	if s, err := hostfs.ReadString(p); err == nil {
 		if ci.online, err = cpuset.ParseNamed(s, p); err != nil {
@@ -271,7 +370,9 @@ func (h *Host) readCPUs() (cpuInfo, error) {
 			c.Node = nodes[0]
 		}
 		p := filepath.Join(dir, "online")
-		if v, err := hostfs.ReadString(p); err == nil {
+		// An empty online file (seen in captured trees) says nothing: it
+		// is read as a missing one.
+		if v, err := hostfs.ReadString(p); err == nil && v != "" {
 			switch v {
 			case "0":
 			case "1":

@@ -442,7 +442,7 @@ func TestBadTrees(t *testing.T) {
 		{"garbage meminfo", "node1/meminfo", ptr("Node 1 MemTotal: lots kB\n"), numa.ErrParse, []string{"node1/meminfo", "line 1", `"lots"`}},
 		{"meminfo of another node", "node1/meminfo", ptr("Node 0 MemTotal: 1 kB\nNode 0 MemFree: 1 kB\n"), numa.ErrParse, []string{"node1/meminfo", "node 0"}},
 		{"meminfo without MemFree", "node0/meminfo", ptr("Node 0 MemTotal: 1 kB\n"), numa.ErrParse, []string{"node0/meminfo", "MemFree"}},
-		{"short distance", "node0/distance", ptr("10\n"), numa.ErrParse, []string{"node0/distance", "1 distances for 2 nodes"}},
+		{"short distance", "node0/distance", ptr("10\n"), numa.ErrParse, []string{"node0/distance", "1 distances for 2 online nodes"}},
 		{"garbage distance", "node1/distance", ptr("20 ten\n"), numa.ErrParse, []string{"node1/distance", `"ten"`}},
 		{"binary distance", "node1/distance", ptr("\xff\xfe"), numa.ErrParse, []string{"node1/distance"}},
 		{"garbage cpu online", "../cpu/cpu1/online", ptr("yes\n"), numa.ErrParse, []string{"cpu1/online", "expected 0 or 1"}},

@@ -137,7 +137,9 @@ func (c *RestartChange) Verify(context.Context) error {
 }
 
 // Undo stops every JVM of the base and, when the instance ran before,
-// starts it again as recorded.
+// starts it again as recorded (through its unit under ControlSystemd,
+// with the unit's own limits: no NoFile drop-in), keeping the start's
+// result in Last.
 func (c *RestartChange) Undo(ctx context.Context) error {
 	if c.Home == "" || c.Base == "" {
 		return errors.New("tomcatconf: restart record has no home or base")
@@ -149,7 +151,11 @@ func (c *RestartChange) Undo(ctx context.Context) error {
 	if !c.WasRunning {
 		return nil
 	}
-	_, err := in.Start(ctx, &StartOptions{ReadyURL: c.ReadyURL})
+	if in.Control == ControlSystemd {
+		in.NoFile = 0
+	}
+	res, err := in.Start(ctx, &StartOptions{ReadyURL: c.ReadyURL})
+	c.Last = res
 	return err
 }
 
@@ -206,9 +212,9 @@ func (c DropInChange) unit() *Unit {
 	return &Unit{Name: c.Unit, Root: c.Root, Runner: c.Runner, Persistent: c.Persistent}
 }
 
-// written is Next as SetDropIn writes it: LimitNOFILE capped at the
+// Written is Next as SetDropIn writes it: LimitNOFILE capped at the
 // manager's hard limit.
-func (c DropInChange) written() DropIn {
+func (c DropInChange) Written() DropIn {
 	d := c.Next
 	if c.ManagerNoFile > 0 && d.LimitNOFILE > c.ManagerNoFile {
 		d.LimitNOFILE = c.ManagerNoFile
@@ -218,7 +224,7 @@ func (c DropInChange) written() DropIn {
 
 // Capped reports whether LimitNOFILE is written lower than asked, at the
 // manager's hard limit.
-func (c DropInChange) Capped() bool { return c.written().LimitNOFILE != c.Next.LimitNOFILE }
+func (c DropInChange) Capped() bool { return c.Written().LimitNOFILE != c.Next.LimitNOFILE }
 
 // Describe names the file, the settings and when they take effect.
 func (c DropInChange) Describe() string {
@@ -246,7 +252,7 @@ func (c DropInChange) Verify(context.Context) error {
 	if err != nil {
 		return err
 	}
-	want := c.written()
+	want := c.Written()
 	if !ok || got.LimitNOFILE != want.LimitNOFILE || !slices.Equal(got.CPUAffinity, want.CPUAffinity) {
 		return fmt.Errorf("tomcatconf: verify %s: holds %s, want %s", c.Path, got, want)
 	}

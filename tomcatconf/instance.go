@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -295,6 +296,12 @@ type StartOptions struct {
 	ReadyURL string
 	// ReadyTimeout bounds that wait. Default: 90 s.
 	ReadyTimeout time.Duration
+	// DieWithParent has the kernel kill the JVM (SIGKILL, through
+	// PR_SET_PDEATHSIG) when this program dies, even by kill -9: for a
+	// temporary instance that must not outlive the program (a study's
+	// copy). It applies to a held child (not Daemon, not a unit). Default
+	// false: the JVM outlives the program, as a server should.
+	DieWithParent bool
 }
 
 // StartResult says what Start did.
@@ -402,7 +409,7 @@ func (in *Instance) Start(ctx context.Context, opts *StartOptions) (StartResult,
 	if in.Daemon {
 		pid, err = in.startDaemon(ctx, acct, nofile, &res)
 	} else {
-		pid, err = in.startChild(ctx, acct, nofile, &res)
+		pid, err = in.startChild(ctx, acct, nofile, o.DieWithParent, &res)
 	}
 	if err != nil {
 		return res, in.startError(err, logOff)
@@ -432,7 +439,7 @@ func (in *Instance) Start(ctx context.Context, opts *StartOptions) (StartResult,
 
 // startChild runs the foreground command as a and waits until the child
 // has exec'd the JVM.
-func (in *Instance) startChild(ctx context.Context, a Account, nofile uint64, res *StartResult) (int, error) {
+func (in *Instance) startChild(ctx context.Context, a Account, nofile uint64, dieWithParent bool, res *StartResult) (int, error) {
 	cred, err := a.credential()
 	if err != nil {
 		return 0, err
@@ -450,14 +457,28 @@ func (in *Instance) startChild(ctx context.Context, a Account, nofile uint64, re
 	ch := &child{done: make(chan struct{})}
 	cmd.Stderr = &ch.stderr
 	res.Command = fmt.Sprintf("%s (as %s, ulimit -n %d, output >> %s)", strings.Join(argv, " "), a.Name, nofile, in.CatalinaOut())
-	if err := rlimit.WithNoFile(nofile, cmd.Start); err != nil {
-		return 0, fmt.Errorf("start %s: %w", strings.Join(argv, " "), err)
-	}
-	ch.pid = cmd.Process.Pid
+	started := make(chan error, 1)
 	go func() {
+		if dieWithParent {
+			// PR_SET_PDEATHSIG fires when the thread that forked the child
+			// ends, not the process: fork from a thread kept until the
+			// child has exited (the goroutine ends locked, and the thread
+			// with it).
+			cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+			runtime.LockOSThread()
+		}
+		if err := rlimit.WithNoFile(nofile, cmd.Start); err != nil {
+			started <- err
+			return
+		}
+		ch.pid = cmd.Process.Pid
+		started <- nil
 		ch.err = cmd.Wait()
 		close(ch.done)
 	}()
+	if err := <-started; err != nil {
+		return 0, fmt.Errorf("start %s: %w", strings.Join(argv, " "), err)
+	}
 
 	deadline := time.NewTimer(execTimeout)
 	defer deadline.Stop()

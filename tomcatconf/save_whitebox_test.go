@@ -88,3 +88,28 @@ func TestSaveReadOnlyDirAsUser(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, orig, got)
 }
+
+// TestSaveFailureLeavesNoBackup: a Save with backups on that fails leaves
+// no server.xml.nettune.bak, and its error says the file is unchanged
+// (issue 24, item 10).
+func TestSaveFailureLeavesNoBackup(t *testing.T) {
+	orig, err := os.ReadFile(filepath.Join("testdata", "debian-tomcat10-10.1.60-server.xml"))
+	require.NoError(t, err)
+	for _, fs := range []faultFS{{createErr: syscall.ENOSPC}, {renameErr: syscall.EIO}} {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "server.xml")
+		require.NoError(t, os.WriteFile(p, orig, 0o640))
+		c, err := Load(p)
+		require.NoError(t, err)
+		_, err = c.DisableAccessLog(AccessLogComment)
+		require.NoError(t, err)
+		res, err := c.Save(&SaveOptions{fs: fs})
+		require.Error(t, err)
+		assert.ErrorContains(t, err, p+" is unchanged")
+		assert.Empty(t, res.Backup)
+		ents, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		require.Len(t, ents, 1, "no server.xml.nettune.bak or temp file left")
+		assert.Equal(t, "server.xml", ents[0].Name())
+	}
+}

@@ -55,8 +55,13 @@
 // before Apply touches the host; the Runner reverts every change when a
 // step fails, when ctx is cancelled, and at the end unless told to keep
 // them. RevertJournal puts the host back from another process after a
-// crash. FileChange, Host.KeepOnlineChange and Host.SysctlChange prepare
-// this package's changes, and Host.Reverters undoes them.
+// crash. The journal's owner holds an flock on it until Close (the kernel
+// drops it when the owner dies), so neither a second run nor a revert can
+// touch a live run's journal; a failed append is cut back so the file
+// never ends in a torn line, and a record torn by a crash is reverted from
+// its whole undo records and reported. FileChange, Host.KeepOnlineChange
+// and Host.SysctlChange prepare this package's changes, and Host.Reverters
+// undoes them.
 //
 // # Persistence: tuned profiles, sysctl.d, a boot unit
 //
@@ -87,10 +92,11 @@
 //
 // Callers branch with errors.Is on ErrNotHotpluggable (also
 // errors.ErrUnsupported), ErrUnknownCPU, ErrAllOffline, ErrNotApplied and
-// ErrPendingJournal, on os.ErrPermission and os.ErrNotExist, and on the
-// kernel's errno (syscall.EBUSY, syscall.EINVAL, syscall.EROFS,
-// syscall.EPERM); errors.As gives *CPUError and *HotplugError. Each error
-// names the file and the value.
+// ErrPendingJournal, ErrJournalLocked and ErrTornJournal, on
+// os.ErrPermission and os.ErrNotExist, and on the kernel's errno
+// (syscall.EBUSY, syscall.EINVAL, syscall.EROFS, syscall.EPERM); errors.As
+// gives *CPUError, *HotplugError and *TornRecordError. Each error names
+// the file and the value.
 //
 // # Privileges
 //

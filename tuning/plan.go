@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"time"
 )
 
@@ -254,8 +256,36 @@ func revertRecords(ctx context.Context, rev Reverters, undo []Undo) error {
 // was killed, crashed, or ran with Keep — and marks each reverted in the
 // journal. It returns the steps it reverted. A change whose revert fails
 // stays pending, so RevertJournal can be run again.
+//
+// It holds the journal's lock while it works, and refuses a journal whose
+// run is still alive (ErrJournalLocked, naming that run's PID). An empty
+// journal, or one whose first record is cut, is an error matching
+// ErrTornJournal, never "nothing to revert".
+//
+// A step record cut short (Torn) is reverted from what it holds where that
+// is safe: each undo record read whole is reverted, because it holds the
+// complete state from before the step (a file's bytes, a sysctl's value)
+// and reverters are idempotent, so restoring it is right whether the step
+// ran, half ran or never ran; an undo record cut inside is never used (a
+// file's bytes cut short would destroy the file). The torn record is then
+// marked reverted, and reported in the returned error as a
+// *TornRecordError (matching ErrTornJournal) naming its step and what was,
+// and was not, reverted from it.
 func RevertJournal(ctx context.Context, path string, rev Reverters) ([]string, error) {
-	entries, err := ReadJournal(path)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("tuning: open journal: %w", err)
+	}
+	j := &Journal{path: path, f: f}
+	defer j.Close()
+	if err := lock(f, path); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("tuning: read journal %s: %w", path, err)
+	}
+	entries, err := parseJournal(path, data)
 	if err != nil {
 		return nil, err
 	}
@@ -263,23 +293,45 @@ func RevertJournal(ctx context.Context, path string, rev Reverters) ([]string, e
 	if len(p) == 0 {
 		return nil, nil
 	}
-	j, err := openJournal(path)
-	if err != nil {
-		return nil, err
+	for _, e := range entries {
+		j.seq = max(j.seq, e.Seq)
 	}
-	defer j.Close()
+	j.off = int64(len(data))
+	j.needNL = data[len(data)-1] != '\n'
 	var reverted []string
 	var errs []error
 	for _, e := range p {
+		var torn *TornRecordError
+		if e.Torn {
+			torn = &TornRecordError{Path: path, Line: e.Line, Seq: e.Seq, Step: e.Step, Whole: len(e.Undo), UndoCut: e.UndoCut}
+			if e.Seq == 0 || len(e.Undo) == 0 && e.UndoCut {
+				errs = append(errs, torn) // nothing readable to revert, and nothing to mark
+				continue
+			}
+		}
 		if err := revertRecords(ctx, rev, e.Undo); err != nil {
 			errs = append(errs, fmt.Errorf("tuning: revert step %q from %s: %w", e.Step, path, err))
 			continue
 		}
-		if err := j.Reverted(e.Seq); err != nil {
+		if err := j.append(entry{Seq: e.Seq, Op: "reverted", Note: tornNote(torn)}); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		reverted = append(reverted, e.Step)
+		if torn != nil {
+			torn.Reverted = true
+			errs = append(errs, torn)
+		}
 	}
 	return reverted, errors.Join(errs...)
+}
+
+func tornNote(t *TornRecordError) string {
+	if t == nil {
+		return ""
+	}
+	if t.UndoCut {
+		return fmt.Sprintf("torn record: reverted from %d whole undo record(s), the rest lost", t.Whole)
+	}
+	return fmt.Sprintf("torn record: its %d undo record(s) were whole", t.Whole)
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/tuning"
+
+	"github.com/nettune/nettune/internal/testutil"
 )
 
 // fileStep rewrites path by replacing from with to.
@@ -240,6 +242,7 @@ func TestRevertAfterSIGKILL(t *testing.T) {
 	if os.Getenv("NETTUNE_PLAN_CHILD") != "" {
 		return
 	}
+	testutil.SkipUnderUserEmulation(t, "re-executes the test binary, which qemu-user without binfmt_misc cannot start")
 	dir, a, b := setupFiles(t)
 	journal := filepath.Join(dir, "journal")
 	ready := filepath.Join(dir, "ready")

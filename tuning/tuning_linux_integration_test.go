@@ -354,6 +354,7 @@ func TestIntegrationRaiseOpenFilesUnprivileged(t *testing.T) {
 // what was asked. The test re-runs itself under
 // `prlimit --nofile=1024:HARD`.
 func TestRaiseOpenFilesLimitBeatsGoDefault(t *testing.T) {
+	testutil.SkipUnderUserEmulation(t, "re-executes the test binary, which qemu-user without binfmt_misc cannot start")
 	if os.Getenv("TUNING_HELPER") == "child-limit" {
 		plain, err := exec.Command("/bin/sh", "-c", "ulimit -Sn").Output()
 		if err != nil {

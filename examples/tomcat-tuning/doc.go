@@ -6,7 +6,8 @@
 // `ulimit -n 65535` — then the access log off, maxThreads = CPUs - 1 with
 // the keep-alive and connection limits, NIC queues = CPUs and CPUs local to
 // the NIC's NUMA node, restarting Tomcat and measuring with wrk2 after each
-// step. This program composes the nettune packages to do the same:
+// step. This program is flags, signals and printing over the procedure in
+// its internal/study package, which composes the nettune packages:
 //
 //	go run ./examples/tomcat-tuning                    # discover, plan, measure a baseline; changes nothing
 //	go run ./examples/tomcat-tuning -apply             # run the steps, measure each, revert at the end
@@ -17,8 +18,8 @@
 // GRUB_CMDLINE_LINUX diff; always skipped, "reboot required" — the study
 // never edits the boot configuration), cpus (hotplug, or JVM affinity with
 // -cpu-method affinity), open-files, access-log, threads (sized from a
-// thread census of the JVM under load), nic-queues, numa-local. The first
-// three form the baseline.
+// thread census of the JVM under the baseline's load), nic-queues,
+// numa-local. The first three form the baseline.
 //
 // # Kernel interfaces and files
 //

@@ -5,10 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,41 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
 	"github.com/nettune/nettune/loadgen"
 )
-
-// TestLoadRequestRoundTrip: every Config field the worker gets survives
-// the JSON on its standard input; a Pacer or OnInterval is refused.
-func TestLoadRequestRoundTrip(t *testing.T) {
-	cfg := loadgen.Config{
-		URL: "http://10.213.13.1:8013/examples/servlets/servlet/HelloWorldExample", Method: "POST",
-		Headers: []loadgen.Header{{Name: "X-Run", Value: "nic-queues"}}, Body: []byte("a=1\x00\xff"),
-		Connections: 64, Threads: 3, Rate: 2000.5, Shard: 1, Shards: 2,
-		StartAt: time.Date(2026, 12, 3, 8, 0, 0, 123456789, time.UTC), Slack: 150 * time.Microsecond,
-		Duration: 5*time.Second + time.Nanosecond, Requests: 100000, Warmup: 2 * time.Second,
-		DisableKeepAlive: true, Timeout: 1500 * time.Millisecond, Interval: 250 * time.Millisecond,
-	}
-	req, err := newLoadRequest(cfg)
-	require.NoError(t, err)
-	b, err := json.Marshal(req)
-	require.NoError(t, err)
-	var back loadRequest
-	require.NoError(t, json.Unmarshal(b, &back))
-	assert.Equal(t, cfg, back.config())
-
-	// The study's own loads: the zero fields stay zero (loadgen's defaults).
-	small := loadgen.Config{URL: "http://127.0.0.1:1/", Connections: 4, Duration: time.Second}
-	req, err = newLoadRequest(small)
-	require.NoError(t, err)
-	b, err = json.Marshal(req)
-	require.NoError(t, err)
-	assert.JSONEq(t, `{"url":"http://127.0.0.1:1/","connections":4,"duration_ns":1000000000}`, string(b))
-
-	_, err = newLoadRequest(loadgen.Config{URL: small.URL, OnInterval: func(loadgen.Snapshot) {}})
-	assert.ErrorContains(t, err, "OnInterval cannot be sent")
-	_, err = newLoadRequest(loadgen.Config{URL: small.URL, Pacer: loadgen.Ramp(100, 1000, time.Second)})
-	assert.ErrorContains(t, err, "use Rate")
-}
 
 // assertSameResult checks what the study takes from a Result (its
 // figures, the errors, Missed, Elapsed) and the corrected latency
@@ -136,8 +101,8 @@ func TestWorkerResultJSONFaithful(t *testing.T) {
 // not the study's JSON, and says where it looked.
 func TestLoadWorkerRejectsBadRequest(t *testing.T) {
 	var out bytes.Buffer
-	err := loadWorker(context.Background(), strings.NewReader(`{"url":"http://127.0.0.1:1/","rate_per_s":5}`), &out)
-	assert.ErrorContains(t, err, "load request (JSON) on standard input")
+	err := study.RunWorker(context.Background(), strings.NewReader(`{"url":"http://127.0.0.1:1/","rate_per_s":5}`), &out)
+	assert.ErrorContains(t, err, "standard input: loadgen: read a load Config (JSON)")
 	assert.ErrorContains(t, err, "rate_per_s")
 	assert.Zero(t, out.Len())
 }
@@ -174,7 +139,7 @@ func waitWorker(t *testing.T, bin string, done <-chan struct{}) int {
 	for time.Now().Before(deadline) {
 		for _, pid := range workerProcs(t, bin) {
 			cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-			if err == nil && strings.HasSuffix(string(cmdline), "\x00"+loadWorkerArg+"\x00") {
+			if err == nil && strings.HasSuffix(string(cmdline), "\x00"+study.WorkerArg+"\x00") {
 				return pid
 			}
 		}
@@ -199,11 +164,11 @@ func TestLoadWorkerProcess(t *testing.T) {
 	hw, err := loadgen.StartHelloWorld("127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { hw.Close() })
-	l := netnsLoad{exe: bin}
+	l := study.NetNSLoad{Exe: bin}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	res, err := l.run(ctx, loadgen.Config{URL: hw.URL, Rate: 300, Connections: 4, Duration: 700 * time.Millisecond})
+	res, err := l.Run(ctx, loadgen.Config{URL: hw.URL, Rate: 300, Connections: 4, Duration: 700 * time.Millisecond})
 	require.NoError(t, err)
 	assert.NotZero(t, res.Requests)
 	assert.Zero(t, res.Errors.Socket()+res.Errors.Status)
@@ -212,11 +177,11 @@ func TestLoadWorkerProcess(t *testing.T) {
 	assert.Equal(t, 4, res.Connections)
 	assert.NotZero(t, res.Histograms.Latency.TotalCount())
 
-	_, err = l.run(ctx, loadgen.Config{URL: "ftp://127.0.0.1:1/", Duration: time.Second})
+	_, err = l.Run(ctx, loadgen.Config{URL: "ftp://127.0.0.1:1/", Duration: time.Second})
 	assert.ErrorContains(t, err, "want an http:// or https:// URL", "the worker's own message")
 	assert.ErrorContains(t, err, "exit status 1")
 
-	_, err = netnsLoad{exe: filepath.Join(t.TempDir(), "missing")}.run(ctx, loadgen.Config{URL: hw.URL, Duration: time.Second})
+	_, err = study.NetNSLoad{Exe: filepath.Join(t.TempDir(), "missing")}.Run(ctx, loadgen.Config{URL: hw.URL, Duration: time.Second})
 	assert.ErrorContains(t, err, "no such file")
 
 	// Cancelled while it runs a long load: stopped, waited for, gone.
@@ -226,7 +191,7 @@ func TestLoadWorkerProcess(t *testing.T) {
 	var runErr error
 	go func() {
 		defer close(done)
-		_, runErr = l.run(lctx, loadgen.Config{URL: hw.URL, Rate: 50, Connections: 2, Duration: time.Minute})
+		_, runErr = l.Run(lctx, loadgen.Config{URL: hw.URL, Rate: 50, Connections: 2, Duration: time.Minute})
 	}()
 	pid := waitWorker(t, bin, done)
 	lcancel()
@@ -235,28 +200,4 @@ func TestLoadWorkerProcess(t *testing.T) {
 	assert.ErrorContains(t, runErr, "in this network namespace")
 	_, err = os.Stat(filepath.Join("/proc", strconv.Itoa(pid)))
 	assert.True(t, os.IsNotExist(err), "worker %d still in /proc after run returned", pid)
-}
-
-// TestCheckLoadNetNS: -load-netns names a namespace ip netns knows, and
-// is not given with -remote-load.
-func TestCheckLoadNetNS(t *testing.T) {
-	require.NoError(t, checkLoadNetNS(options{}))
-	for _, tt := range []struct {
-		o    options
-		want string
-	}{
-		{options{loadNetNS: "cli", remote: true}, "give one of them"},
-		{options{loadNetNS: "../cli"}, `-load-netns "../cli": want the name of a namespace in /run/netns`},
-		{options{loadNetNS: ".."}, "want the name of a namespace"},
-	} {
-		assert.ErrorContains(t, checkLoadNetNS(tt.o), tt.want, tt.o.loadNetNS)
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		assert.ErrorContains(t, checkLoadNetNS(options{loadNetNS: "cli"}), "install iproute2")
-		return
-	}
-	missing := fmt.Sprintf("nettune-missing-%d", os.Getpid())
-	err := checkLoadNetNS(options{loadNetNS: missing})
-	assert.ErrorIs(t, err, os.ErrNotExist)
-	assert.ErrorContains(t, err, "create it with `ip netns add "+missing+"`")
 }

@@ -6,7 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -24,8 +24,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
 	"github.com/nettune/nettune/internal/testutil"
-	"github.com/nettune/nettune/nic"
 	"github.com/nettune/nettune/numa"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
@@ -135,7 +135,7 @@ func TestPlanGuideFixture(t *testing.T) {
 	}
 	// The steps come in the seeds' order.
 	last := -1
-	for i, name := range stepNames {
+	for i, name := range study.StepNames() {
 		idx := strings.Index(out, fmt.Sprintf("%d. %s: ", i+1, name))
 		require.Greater(t, idx, last, "step %s out of order", name)
 		last = idx
@@ -195,27 +195,6 @@ func TestBadFlags(t *testing.T) {
 		out, err := runProgram(t, ctx, tc.args...)
 		assert.Error(t, err)
 		assert.Contains(t, out, tc.want)
-	}
-}
-
-func TestBuildStepsOrder(t *testing.T) {
-	s := &study{n: 8}
-	steps, err := buildSteps(s, "threads, access-log")
-	require.NoError(t, err)
-	require.Len(t, steps, 2)
-	assert.Equal(t, "threads", steps[0].Name)
-	assert.Equal(t, "access-log", steps[1].Name)
-	_, err = buildSteps(s, "threads,nope")
-	assert.ErrorContains(t, err, `unknown step "nope"`)
-	_, err = buildSteps(s, "threads,threads")
-	assert.ErrorContains(t, err, `"threads" named twice`)
-	_, err = buildSteps(s, " , ")
-	assert.ErrorContains(t, err, "no step named")
-	all, err := buildSteps(s, strings.Join(stepNames, ","))
-	require.NoError(t, err)
-	for i, st := range all {
-		// The baseline is iommu, cpus and open-files, as in the seeds.
-		assert.Equal(t, i < 3, st.Baseline, st.Name)
 	}
 }
 
@@ -302,7 +281,16 @@ func TestApplyAffinityRevert(t *testing.T) {
 	assert.Contains(t, string(svg), "<svg")
 	js, err := os.ReadFile(jsonOut)
 	require.NoError(t, err)
-	assert.Contains(t, string(js), `"name": "threads"`)
+	var doc study.Document
+	require.NoError(t, json.Unmarshal(js, &doc))
+	var measured []string
+	for _, st := range doc.Steps {
+		if st.Status == study.StatusMeasured && st.MeasuredJSON != nil {
+			measured = append(measured, st.Step)
+		}
+	}
+	assert.Equal(t, []string{"baseline", "access-log", "threads"}, measured)
+	assert.NotContains(t, string(js), `"comparison"`, "each figure once")
 
 	entries, err := tuning.ReadJournal(journal)
 	require.NoError(t, err)
@@ -536,41 +524,6 @@ func TestApplyHotplug(t *testing.T) {
 	assert.Equal(t, orig, got)
 }
 
-// FuzzBuildSteps: any -steps text either fails with a message or gives
-// known, distinct steps whose names, joined, parse to the same plan.
-func FuzzBuildSteps(f *testing.F) {
-	for _, s := range []string{strings.Join(stepNames, ","), "threads,access-log", " cpus , iommu", "", ",,", "threads,threads", "nope"} {
-		f.Add(s)
-	}
-	known := map[string]bool{}
-	for _, n := range stepNames {
-		known[n] = true
-	}
-	f.Fuzz(func(t *testing.T, list string) {
-		s := &study{n: 8}
-		steps, err := buildSteps(s, list)
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "-steps: ") {
-				t.Fatalf("error %q does not name the flag", err)
-			}
-			return
-		}
-		var names []string
-		seen := map[string]bool{}
-		for _, st := range steps {
-			if !known[st.Name] || seen[st.Name] {
-				t.Fatalf("step %q unknown or repeated in %q", st.Name, list)
-			}
-			seen[st.Name] = true
-			names = append(names, st.Name)
-		}
-		again, err := buildSteps(s, strings.Join(names, ","))
-		if err != nil || len(again) != len(steps) {
-			t.Fatalf("round trip of %q: %v", names, err)
-		}
-	})
-}
-
 // TestSecondSignalKeepsJournal: a second signal exits at once (status 130)
 // without waiting for the revert; -revert then restores server.xml.
 func TestSecondSignalKeepsJournal(t *testing.T) {
@@ -607,76 +560,6 @@ func TestSecondSignalKeepsJournal(t *testing.T) {
 	assert.ErrorIs(t, err, tomcatconf.ErrNotRunning)
 }
 
-// channelsFrom parses a captured `ethtool -l` output from the corpus.
-func channelsFrom(t *testing.T, name string) nic.Channels {
-	t.Helper()
-	f, err := os.Open(testutil.CorpusFile(t, "cmd-outputs", name))
-	require.NoError(t, err)
-	defer f.Close()
-	_, ch, err := nic.ParseChannels(f)
-	require.NoError(t, err)
-	return ch
-}
-
-// TestNICQueuesPlan plans the nic-queues step on real channel counts
-// captured from the guide's mlx5 NIC and others.
-func TestNICQueuesPlan(t *testing.T) {
-	ctx := context.Background()
-	mlx5 := channelsFrom(t, "ethtool-l_arm-lp_grace-mlx5_enp1s0f0np0_before.txt")
-	s := &study{n: 8, iface: "enp1s0f0np0", channels: &mlx5}
-	ch, err := s.prepareNICQueues(ctx)
-	require.NoError(t, err)
-	assert.Contains(t, ch.Describe, "ethtool -L enp1s0f0np0 combined 8")
-	if os.Geteuid() == 0 {
-		require.Empty(t, ch.Skip)
-		require.NotNil(t, ch.Apply)
-		require.Len(t, ch.Undo, 1)
-		assert.Equal(t, undoNICChannels, ch.Undo[0].Kind)
-		assert.Contains(t, string(ch.Undo[0].Data), `"interface":"enp1s0f0np0"`)
-	} else {
-		assert.Contains(t, ch.Skip, "CAP_NET_ADMIN")
-	}
-
-	// The guide's NIC after its own `ethtool -L combined 8`: nothing to do.
-	after := channelsFrom(t, "ethtool-l_arm-lp_grace-mlx5_enp1s0f0np0_after-L-combined-8.txt")
-	s.channels = &after
-	ch, err = s.prepareNICQueues(ctx)
-	require.NoError(t, err)
-	assert.Empty(t, ch.Skip)
-	assert.Nil(t, ch.Apply, "already 8 combined channels")
-
-	// rx/tx only, no combined: rx N tx N.
-	sep := channelsFrom(t, "ethtool-l_firedancer-issue1427_eno1_rx-tx-separate_no-combined.txt")
-	s = &study{n: 2, iface: "eno1", channels: &sep}
-	ch, err = s.prepareNICQueues(ctx)
-	require.NoError(t, err)
-	if ch.Skip == "" || strings.Contains(ch.Skip, "CAP_NET_ADMIN") {
-		assert.Regexp(t, `ethtool -L eno1 (rx \d+ tx \d+|tx \d+ rx \d+)`, ch.Describe)
-	}
-
-	// A request above the maximum is capped to it.
-	big := channelsFrom(t, "ethtool-l_firedancer-issue1427_ens3f0_combined64-other1.txt")
-	s = &study{n: 192, iface: "ens3f0", channels: &big}
-	ch, err = s.prepareNICQueues(ctx)
-	require.NoError(t, err)
-	assert.Contains(t, ch.Describe, fmt.Sprintf("combined %d", big.MaxCombined))
-
-	for _, tc := range []struct {
-		s    *study
-		want string
-	}{
-		{&study{n: 8, ifaceWhy: "no interface holds 10.0.0.1 (the URL's host): it is remote"}, "no NIC: no interface holds"},
-		{&study{n: 8, iface: "lo", ifaceVirtual: true, ifaceWhy: "lo is virtual"}, "no physical NIC"},
-		{&study{n: 8, iface: "eth9", channelsErr: errors.New("operation not supported")}, "channels unknown"},
-		{&study{n: 8, iface: "eth9", channels: &nic.Channels{MaxOther: 1, Other: 1}}, "no combined or rx/tx channels"},
-	} {
-		ch, err := tc.s.prepareNICQueues(ctx)
-		require.NoError(t, err)
-		assert.Contains(t, ch.Skip, tc.want)
-		assert.Nil(t, ch.Apply)
-	}
-}
-
 // TestRemoteLoad: with -remote-load the study applies and restarts, prints
 // the client's command line and waits for Enter instead of measuring.
 func TestRemoteLoad(t *testing.T) {
@@ -700,4 +583,36 @@ func TestRemoteLoad(t *testing.T) {
 	got, err := os.ReadFile(in.ServerXML())
 	require.NoError(t, err)
 	assert.Equal(t, orig, got)
+}
+
+// TestApplyRefusesBadTargetFirst: a URL that cannot reach the tuned
+// Connector, or an output that cannot be written, is refused before the
+// journal is created or Tomcat started (issue 24, case 7: the run used
+// to change the host, wait 90 s and blame Tomcat).
+func TestApplyRefusesBadTargetFirst(t *testing.T) {
+	in, port, orig := tomcatBase(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-url", "http://127.0.0.1:1/"}, "port 1 is none of the Connectors'"},
+		{[]string{"-url", "ftp://x"}, "want an http:// or https:// URL"},
+		{[]string{"-json", filepath.Join(t.TempDir(), "no", "such", "dir", "steps.json")}, "cannot be written"},
+	} {
+		journal := filepath.Join(t.TempDir(), "j")
+		args := append([]string{"-apply", "-cpu-method", "affinity", "-catalina-home", in.Home, "-catalina-base", in.Base,
+			"-port", strconv.Itoa(port), "-journal", journal, "-steps", "access-log"}, tc.args...)
+		out, err := runProgram(t, ctx, args...)
+		require.Error(t, err, "%v", tc.args)
+		assert.Contains(t, out, tc.want)
+		assert.NoFileExists(t, journal, "refused before the journal")
+		assert.NotContains(t, out, "restarted Tomcat")
+		got, err := os.ReadFile(in.ServerXML())
+		require.NoError(t, err)
+		assert.Equal(t, orig, got)
+		_, err = in.PID()
+		assert.ErrorIs(t, err, tomcatconf.ErrNotRunning)
+	}
 }

@@ -18,64 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/internal/testutil"
-	"github.com/nettune/nettune/loadgen"
-	"github.com/nettune/nettune/tuning"
 )
-
-// TestStudyJSON: -json's steps carry the runner's outcome: measured steps
-// with capacity, spread and latency at the common rate; skipped and
-// failed ones without figures.
-func TestStudyJSON(t *testing.T) {
-	lat := func(p99 time.Duration) loadgen.Figures {
-		return loadgen.Figures{Load: 7000, P50: time.Millisecond, P99: p99, Max: 40 * time.Millisecond, CPU: 50}
-	}
-	cmp := loadgen.CompareSteps(
-		loadgen.StepFigures{Name: "baseline", Capacity: loadgen.SpreadOf([]float64{11000, 12000, 11500}), Latency: lat(9 * time.Millisecond)},
-		loadgen.StepFigures{Name: "access-log", Capacity: loadgen.SpreadOf([]float64{14000, 14500, 15000}), CapacityErrors: 2, Latency: lat(5 * time.Millisecond)},
-		loadgen.StepFigures{Name: "threads", Capacity: loadgen.SpreadOf([]float64{14200, 14900, 15100}), Latency: lat(4 * time.Millisecond)},
-	)
-	results := []tuning.StepResult{
-		{Name: "iommu", Status: tuning.StatusSkipped, Reason: "reboot required"},
-		{Name: "cpus", Status: tuning.StatusReverted},
-		{Name: "open-files", Status: tuning.StatusNoChange},
-		{Name: "access-log", Status: tuning.StatusReverted},
-		{Name: "threads", Status: tuning.StatusReverted},
-		{Name: "nic-queues", Status: tuning.StatusReverted}, // applied, its measurement failed
-		{Name: "numa-local", Status: tuning.StatusNotRun},
-	}
-	o := options{capacityRate: 500000, repeat: 3, connections: 64, duration: 5 * time.Second}
-	doc := studyJSONOf(o, cmp, results, map[string]bool{"iommu": true, "cpus": true, "open-files": true})
-	b, err := json.Marshal(doc)
-	require.NoError(t, err)
-	var back struct {
-		CommonRate float64          `json:"common_rate_rps"`
-		Steps      []map[string]any `json:"steps"`
-	}
-	require.NoError(t, json.Unmarshal(b, &back))
-	assert.Equal(t, 7000.0, back.CommonRate)
-	status := map[string]string{}
-	for _, st := range back.Steps {
-		status[st["step"].(string)] = st["status"].(string)
-	}
-	assert.Equal(t, map[string]string{"baseline": "measured", "iommu": "skipped", "cpus": "measured", "open-files": "skipped",
-		"access-log": "measured", "threads": "measured", "nic-queues": "failed", "numa-local": "skipped"}, status)
-	require.Len(t, back.Steps, 8)
-	assert.Equal(t, "baseline", back.Steps[0]["step"])
-	assert.Equal(t, "baseline", back.Steps[2]["measured_in"], "cpus is part of the baseline")
-	assert.NotContains(t, back.Steps[2], "capacity_rps")
-	assert.Equal(t, "reboot required", back.Steps[1]["reason"])
-	al := back.Steps[4]
-	assert.Equal(t, 14500.0, al["capacity_rps"])
-	assert.Equal(t, 14000.0, al["capacity_min_rps"])
-	assert.Equal(t, 15000.0, al["capacity_max_rps"])
-	assert.Equal(t, 3.0, al["capacity_runs"])
-	assert.Equal(t, false, al["vs_baseline_noise"])
-	assert.InDelta(t, 26.09, al["vs_baseline_percent"], 0.01)
-	assert.Equal(t, map[string]any{"rate_rps": 7000.0, "p50_ms": 1.0, "p99_ms": 5.0, "max_ms": 40.0, "errors": 0.0, "jvm_cpu_percent": 50.0}, al["latency"])
-	th := back.Steps[5]
-	assert.Equal(t, true, th["vs_previous_noise"], "14900 against 14500: inside the spread")
-	assert.NotContains(t, back.Steps[6], "capacity_rps")
-}
 
 // TestMeasureFlags: the measurement flags are checked before anything
 // runs.

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/loadgen"
 	"github.com/nettune/nettune/nic"
@@ -34,6 +35,9 @@ type studyNetNS struct {
 	srvIf, cliIf     string
 	srvAddr, cliAddr string
 }
+
+// netnsDir is where `ip netns add` keeps its named network namespaces.
+const netnsDir = "/run/netns"
 
 func (n studyNetNS) path(name string) string { return filepath.Join(netnsDir, name) }
 
@@ -269,7 +273,7 @@ poll:
 		assert.True(t, e.Reverted, "journal entry %s not reverted", e.Step)
 		kinds[e.Step] = true
 	}
-	assert.True(t, kinds[stepNICQueues], "the nic-queues change is journalled: %v", kinds)
+	assert.True(t, kinds[study.StepNICQueues], "the nic-queues change is journalled: %v", kinds)
 	assert.Empty(t, jvmPIDsOf(t, in.Base), "no JVM left")
 	assert.Empty(t, workerProcs(t, bin), "no load worker left")
 }
@@ -286,7 +290,7 @@ func TestIntegrationLoadNetNSCancel(t *testing.T) {
 	t.Cleanup(func() { assert.Empty(t, workerProcs(t, bin), "a load worker was left running") })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	l := netnsLoad{netns: n.cli, exe: bin}
+	l := study.NetNSLoad{NetNS: n.cli, Exe: bin}
 
 	// Refused connections for a minute, unless cancelled.
 	lctx, lcancel := context.WithCancel(ctx)
@@ -295,7 +299,7 @@ func TestIntegrationLoadNetNSCancel(t *testing.T) {
 	var runErr error
 	go func() {
 		defer close(done)
-		_, runErr = l.run(lctx, loadgen.Config{URL: "http://" + n.srvAddr + ":9/", Rate: 20, Connections: 2, Duration: time.Minute})
+		_, runErr = l.Run(lctx, loadgen.Config{URL: "http://" + n.srvAddr + ":9/", Rate: 20, Connections: 2, Duration: time.Minute})
 	}()
 	pid := waitWorker(t, bin, done)
 	assert.Equal(t, []int{pid}, procsInNetNS(t, n.path(n.cli)), "the worker runs in %s, alone", n.cli)
@@ -309,7 +313,7 @@ func TestIntegrationLoadNetNSCancel(t *testing.T) {
 	assert.Empty(t, procsInNetNS(t, n.path(n.cli)), "nothing left in %s", n.cli)
 
 	// A worker that cannot start in the namespace says which and why.
-	_, err = netnsLoad{netns: n.cli + "-missing", exe: bin}.run(ctx, loadgen.Config{URL: "http://" + n.srvAddr + ":9/", Duration: time.Second})
+	_, err = study.NetNSLoad{NetNS: n.cli + "-missing", Exe: bin}.Run(ctx, loadgen.Config{URL: "http://" + n.srvAddr + ":9/", Duration: time.Second})
 	assert.ErrorContains(t, err, "network namespace "+n.cli+"-missing")
 	assert.ErrorContains(t, err, "exit status")
 }

@@ -247,3 +247,32 @@ func TestApplyRefusesTwoJVMs(t *testing.T) {
 		assert.True(t, running(pid), "JVM %d untouched", pid)
 	}
 }
+
+// TestKillPlanLeavesNoCopy: kill -9 of a plan-mode run during its
+// baseline takes the temporary copy's JVM with it (PR_SET_PDEATHSIG), and
+// the next run removes the copy's folder (issue 24, case 6: the JVM was
+// left listening, and the folder behind).
+func TestKillPlanLeavesNoCopy(t *testing.T) {
+	in, _ := packagedStudy(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd, wait := startUntil(t, ctx, "measuring a temporary copy of", "-steps", "access-log", "-duration", "1s",
+		"-warmup", "20s", "-warmup-interval", "1s", "-rate", "300", "-connections", "8")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	out, _ := wait()
+	m := regexp.MustCompile(`started the temporary copy (\S+): JVM (\d+) as (\S+)`).FindStringSubmatch(out)
+	require.NotNil(t, m, "%s", out)
+	pid, err := strconv.Atoi(m[2])
+	require.NoError(t, err)
+	// The kernel's SIGKILL reaches the JVM as its parent dies; it is
+	// reaped by init soon after.
+	require.Eventually(t, func() bool { return !running(pid) }, 20*time.Second, 50*time.Millisecond, "JVM %d outlived the study", pid)
+	assert.Empty(t, jvmsOf(t, in))
+	top := filepath.Dir(m[1])
+	assert.DirExists(t, top, "kill -9 leaves the folder; the next run removes it")
+
+	out, err = runProgram(t, ctx, "-steps", "access-log", "-duration", "500ms", "-warmup", "0s", "-repeat", "1", "-rate", "200", "-connections", "4")
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, out, "removed "+top+", the temporary copy of a run that did not end")
+	assert.NoDirExists(t, top)
+}

@@ -19,7 +19,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
 	"github.com/nettune/nettune/internal/nspawn"
+	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
 )
 
@@ -191,16 +193,16 @@ func assertJournalUnit(t *testing.T, entries []tuning.JournalEntry, wasRunning b
 	}
 	require.Contains(t, steps, "tomcat")
 	require.Len(t, steps["tomcat"].Undo, 1)
-	var tu tomcatUndo
+	var tu tomcatconf.RestartChange
 	require.NoError(t, json.Unmarshal(steps["tomcat"].Undo[0].Data, &tu))
-	assert.Equal(t, "systemd", tu.Control)
+	assert.Equal(t, tomcatconf.ControlSystemd, tu.Control)
 	assert.Equal(t, "tomcat10.service", tu.Service)
 	assert.Equal(t, wasRunning, tu.WasRunning)
 	for _, name := range []string{"cpus", "open-files"} {
 		require.Contains(t, steps, name)
 		require.Len(t, steps[name].Undo, 1, name)
-		assert.Equal(t, undoDropIn, steps[name].Undo[0].Kind, name)
-		var d dropInUndo
+		assert.Equal(t, study.KindDropIn, steps[name].Undo[0].Kind, name)
+		var d tomcatconf.DropInChange
 		require.NoError(t, json.Unmarshal(steps[name].Undo[0].Data, &d))
 		assert.Equal(t, "/"+unitDropInDir+"/nettune.conf", d.Path)
 		if name == "cpus" {

@@ -89,10 +89,27 @@ func (OS) SyncDir(dir string) error {
 // regular file (a directory, device, FIFO or socket).
 var ErrNotRegular = errors.New("atomicfile: not a regular file")
 
+// ErrUnchanged is matched by errors.Is when WriteFile failed before it
+// touched the file: the original is as it was, and the error says so.
+var ErrUnchanged = errors.New("atomicfile: the original is unchanged")
+
+// unchangedError is a failure that left the target as it was.
+type unchangedError struct {
+	err    error
+	target string
+}
+
+func (e *unchangedError) Error() string   { return e.err.Error() + "; " + e.target + " is unchanged" }
+func (e *unchangedError) Unwrap() []error { return []error{e.err, ErrUnchanged} }
+
 // WriteFile replaces the file at path with data, safely (see the package
-// documentation). A missing file is created. It returns what it did; on
-// error the original file is unchanged and no temp file remains.
-func WriteFile(path string, data []byte, opts *Options) (Result, error) {
+// documentation). A missing file is created. It returns what it did. On an
+// error before the replace, the original is unchanged, no temp file
+// remains, a backup this call made is removed again (there is nothing to
+// restore), and the error ends "PATH is unchanged" and matches
+// ErrUnchanged. When a rename is impossible and the in-place rewrite fails,
+// the file may be cut short: the backup is kept and the error names it.
+func WriteFile(path string, data []byte, opts *Options) (res Result, err error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -111,7 +128,19 @@ func WriteFile(path string, data []byte, opts *Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Path: target}
+	res = Result{Path: target}
+	touched := false
+	defer func() {
+		if err == nil || touched {
+			return
+		}
+		if res.Backup != "" {
+			if rerr := o.FS.Remove(res.Backup); rerr == nil {
+				res.Backup = ""
+			}
+		}
+		err = &unchangedError{err: err, target: target}
+	}()
 
 	mode, uid, gid, exists := o.Perm, -1, -1, false
 	var old []byte
@@ -165,14 +194,20 @@ func WriteFile(path string, data []byte, opts *Options) (Result, error) {
 		}
 		// A bind-mounted file cannot be replaced by rename: rewrite it in
 		// place. The backup above still holds the original.
+		touched = true
 		if err := rewriteInPlace(o.FS, target, data); err != nil {
-			return res, fmt.Errorf("atomicfile: rename %s to %s refused (%v), and rewriting in place failed: %w", tmpName, target, rerr, err)
+			kept := "no backup was made (NoBackup)"
+			if b := target + o.BackupSuffix; !o.NoBackup {
+				kept = "the original is in " + b
+			}
+			return res, fmt.Errorf("atomicfile: rename %s to %s refused (%v), and rewriting in place failed, so %s may be cut short (%s): %w", tmpName, target, rerr, target, kept, err)
 		}
 		res.InPlace = true
 		res.Changed = true
 		return res, nil
 	}
 	committed = true
+	touched = true
 	res.Changed = true
 	if err := o.FS.SyncDir(dir); err != nil {
 		return res, fmt.Errorf("atomicfile: %s replaced, but fsync of directory %s failed: %w", target, dir, err)

@@ -233,3 +233,65 @@ func TestWriteFileReadOnlyDirectoryReal(t *testing.T) {
 	require.True(t, errors.Is(err, os.ErrPermission), "%v", err)
 	assert.Equal(t, original, read(t, path))
 }
+
+// TestWriteFileFaultsLeaveNoBackup: a failed write with backups on leaves
+// neither the backup it made nor a temp file, and says the original is
+// unchanged (issue 24: server.xml.nettune.bak was left behind and the
+// error did not say so).
+func TestWriteFileFaultsLeaveNoBackup(t *testing.T) {
+	tests := []struct {
+		name string
+		fs   faultFS
+		want error
+	}{
+		{name: "rename fails", fs: faultFS{renameErr: syscall.EIO}, want: syscall.EIO},
+		{name: "read-only directory", fs: faultFS{createErr: syscall.EROFS}, want: syscall.EROFS},
+		{name: "disk full", fs: faultFS{writeErr: syscall.ENOSPC}, want: syscall.ENOSPC},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, path := setup(t)
+			res, err := atomicfile.WriteFile(path, []byte("new\n"), &atomicfile.Options{FS: tt.fs})
+			require.ErrorIs(t, err, tt.want)
+			require.ErrorIs(t, err, atomicfile.ErrUnchanged)
+			assert.ErrorContains(t, err, "; "+path+" is unchanged")
+			assert.Empty(t, res.Backup)
+			assert.Equal(t, original, read(t, path))
+			assert.Equal(t, []string{"grub"}, entries(t, dir), "no backup or temp file left")
+		})
+	}
+
+	// A backup from an earlier change is the admin's file: a failure now
+	// keeps it.
+	dir, path := setup(t)
+	_, err := atomicfile.WriteFile(path, []byte("first\n"), nil)
+	require.NoError(t, err)
+	_, err = atomicfile.WriteFile(path, []byte("second\n"), &atomicfile.Options{FS: faultFS{renameErr: syscall.EIO}})
+	require.ErrorIs(t, err, atomicfile.ErrUnchanged)
+	assert.Equal(t, "first\n", read(t, path))
+	assert.Equal(t, original, read(t, path+atomicfile.DefaultBackupSuffix))
+	assert.ElementsMatch(t, []string{"grub", "grub.nettune.bak"}, entries(t, dir))
+}
+
+// TestWriteFileInPlaceFailureKeepsBackup: when rename is refused and the
+// in-place rewrite fails, the file may be cut: the backup stays, and the
+// error names it instead of claiming the file is unchanged.
+func TestWriteFileInPlaceFailureKeepsBackup(t *testing.T) {
+	_, path := setup(t)
+	fsys := inPlaceFails{faultFS: faultFS{renameErr: syscall.EBUSY}}
+	_, err := atomicfile.WriteFile(path, []byte("new\n"), &atomicfile.Options{FS: fsys})
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	assert.NotErrorIs(t, err, atomicfile.ErrUnchanged)
+	assert.ErrorContains(t, err, "the original is in "+path+atomicfile.DefaultBackupSuffix)
+	assert.Equal(t, original, read(t, path+atomicfile.DefaultBackupSuffix))
+}
+
+// inPlaceFails fails opening the target for an in-place rewrite.
+type inPlaceFails struct{ faultFS }
+
+func (f inPlaceFails) OpenFile(name string, flag int, perm os.FileMode) (atomicfile.File, error) {
+	if flag&os.O_TRUNC != 0 {
+		return nil, &os.PathError{Op: "open", Path: name, Err: syscall.ENOSPC}
+	}
+	return f.faultFS.OpenFile(name, flag, perm)
+}

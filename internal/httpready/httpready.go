@@ -39,11 +39,13 @@ func Answers(ctx context.Context, url string, timeout time.Duration) (ok bool, l
 // Wait tries url every Interval until it answers (see Answers), timeout
 // passes or ctx ends. Before each try it calls alive, when not nil, and
 // returns its error: a server that exited will not answer. A timeout
-// error says what the last try got.
+// error says what the last try got; when ctx ends first (a cancel, a
+// signal), the error wraps ctx's and does not blame the server.
 func Wait(ctx context.Context, url string, timeout time.Duration, alive func() error) error {
 	if _, err := http.NewRequest(http.MethodGet, url, nil); err != nil {
 		return fmt.Errorf("ready URL %q: %w", url, err)
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tick := time.NewTicker(Interval)
@@ -64,6 +66,9 @@ func Wait(ctx context.Context, url string, timeout time.Duration, alive func() e
 		}
 		select {
 		case <-ctx.Done():
+			if err := parent.Err(); err != nil {
+				return fmt.Errorf("waiting for %s to answer: %w", url, err)
+			}
 			return fmt.Errorf("%s did not answer within %s (last: %s)", url, timeout, last)
 		case <-tick.C:
 		}

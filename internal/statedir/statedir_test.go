@@ -4,7 +4,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/nettune/nettune/internal/lockfile"
 )
 
 func TestFor(t *testing.T) {
@@ -33,5 +37,56 @@ func TestFor(t *testing.T) {
 func TestDir(t *testing.T) {
 	if got, want := Dir(), For(os.Geteuid(), os.Getenv, os.UserHomeDir); got != want {
 		t.Fatalf("Dir() = %q, For gives %q", got, want)
+	}
+}
+
+func TestBaseLock(t *testing.T) {
+	for _, tc := range []struct{ base, want string }{
+		{"/var/lib/tomcat10", "base-var-lib-tomcat10"},
+		{"/var/lib/tomcat10/", "base-var-lib-tomcat10"},
+		{"/srv/my-tomcat", `base-srv-my\x2dtomcat`},
+		{"/srv/my/tomcat", "base-srv-my-tomcat"},
+		{"/srv/.hidden", `base-srv-\x2ehidden`},
+		{"/", "base"},
+	} {
+		got, err := BaseLock(tc.base)
+		if err != nil || got != tc.want {
+			t.Errorf("BaseLock(%q) = %q, %v; want %q", tc.base, got, err, tc.want)
+		}
+	}
+	a, _ := BaseLock("/srv/my-tomcat")
+	b, _ := BaseLock("/srv/my/tomcat")
+	if a == b {
+		t.Errorf("two bases share the lock %q", a)
+	}
+}
+
+func TestLockRefusesSecondOwner(t *testing.T) {
+	dir := t.TempDir()
+	name, err := BaseLock("/var/lib/tomcat10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Lock(dir, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	if l.Path() != filepath.Join(dir, "locks", name+".lock") {
+		t.Errorf("lock at %s", l.Path())
+	}
+	_, err = Lock(dir, name)
+	if !errors.Is(err, lockfile.ErrLocked) || !strings.Contains(err.Error(), "PID "+strconv.Itoa(os.Getpid())) {
+		t.Errorf("second Lock: %v; want ErrLocked naming PID %d", err, os.Getpid())
+	}
+	h, err := Lock(dir, HostLock)
+	if err != nil {
+		t.Fatalf("another name is another lock: %v", err)
+	}
+	h.Unlock()
+	for _, bad := range []string{"", ".", "..", "a/b"} {
+		if _, err := Lock(dir, bad); err == nil {
+			t.Errorf("Lock(%q) accepted", bad)
+		}
 	}
 }

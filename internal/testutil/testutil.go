@@ -609,3 +609,31 @@ func RootOwnedFiles(t testing.TB, dirs ...string) []string {
 	}
 	return found
 }
+
+// UserEmulated reports whether this process runs under a user-mode
+// emulator (qemu-user, as .ci/test runs the arm64 tests). It is read from
+// /proc/self/stat: the kernel always prints the state as a letter (R, S,
+// D, …), while qemu-user answers with its own made-up stat whose state is
+// "0". The check needs no variable from the script, so it cannot be set
+// by mistake on a real arm64 machine.
+func UserEmulated() bool {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	c := b[i+2]
+	return !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z')
+}
+
+// SkipUnderUserEmulation skips the test under a user-mode emulator (see
+// UserEmulated), saying why it cannot run there.
+func SkipUnderUserEmulation(t testing.TB, why string) {
+	t.Helper()
+	if UserEmulated() {
+		t.Skipf("skipped under user-mode emulation (/proc/self/stat is qemu's, state not a letter): %s", why)
+	}
+}

@@ -1,0 +1,198 @@
+//go:build linux
+
+package study
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nettune/nettune/internal/cpuset"
+	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/tomcatconf"
+	"github.com/nettune/nettune/tuning"
+)
+
+// warmupRuns is how many successive warm-up runs must agree: a JIT
+// compiles in tiers, and two runs can agree on a plateau (here a
+// baseline's warm-up settled at 20.5k req/s after 16 s, and its capacity
+// runs then read 31.3k, 31.4k and 44.7k).
+const warmupRuns = 3
+
+// measure measures target as one step with loadgen.MeasureStep, every
+// load derived from the one Config of the options (LoadConfig), sampling
+// the JVM's CPU when pid > 0. With -cpu-method affinity under -apply the
+// load generator is pinned to the placement's load CPUs.
+func (r *run) measure(ctx context.Context, name, target string, pid int) (loadgen.StepFigures, error) {
+	if r.o.CPUMethod == MethodAffinity && r.o.Apply && !r.place.Load.IsEmpty() {
+		pin, err := r.numa.PlanPin(os.Getpid(), r.place.Load)
+		if err == nil {
+			err = pin.Apply(ctx)
+		}
+		if err != nil {
+			return loadgen.StepFigures{}, fmt.Errorf("pin the load generator: %w", err)
+		}
+	}
+	opts := &loadgen.StepOptions{
+		Name:        name,
+		SkipWarmUp:  r.o.WarmUp == 0,
+		WarmUp:      &loadgen.WarmUpOptions{Interval: r.o.WarmUpStep, Max: r.o.WarmUp, Runs: warmupRuns},
+		Capacity:    &loadgen.CapacityOptions{Rate: r.o.CapacityRate, Repeat: r.o.Repeat},
+		LatencyRate: r.commonRate(),
+		PID:         pid,
+		CPUs:        r.place.Tomcat.Len(),
+		Run:         r.runLoad,
+		OnWarmUp: func(wu *loadgen.WarmUpResult) {
+			verdict := fmt.Sprintf("the last %d within %g%%", warmupRuns, loadgen.DefaultWarmUpTolerance)
+			if !wu.Stable {
+				verdict = fmt.Sprintf("still changing by more than %g%% at the -warmup limit", loadgen.DefaultWarmUpTolerance)
+			}
+			fmt.Fprintf(r.log, "%s: warm-up %s, closed loop on %d connections: %s req/s, %s\n",
+				name, wu.Loaded, r.o.Connections, joinRates(wu.Rates), verdict)
+		},
+		OnCapacity: func(c *loadgen.Capacity) {
+			runs := make([]float64, len(c.Runs))
+			for i, res := range c.Runs {
+				runs[i] = res.AchievedRate
+			}
+			fmt.Fprintf(r.log, "%s: capacity runs at %.0f req/s offered: %s req/s\n", name, r.o.CapacityRate, joinRates(runs))
+			if !c.Saturated {
+				fmt.Fprintf(r.log, "warning: a capacity run kept up with -capacity-rate %.0f: the capacity is at least that; raise -capacity-rate\n", r.o.CapacityRate)
+			}
+		},
+		OnLatency: func(res *loadgen.Result) {
+			if res.Missed > 0 {
+				fmt.Fprintf(r.log, "warning: %d requests due were never sent (all %d connections busy): the server fell behind the common rate %.0f\n",
+					res.Missed, res.Connections, res.OfferedRate)
+			}
+		},
+	}
+	m, err := loadgen.MeasureStep(ctx, r.o.LoadConfig(target), opts)
+	if err != nil {
+		return m, err
+	}
+	f, c := m.Latency, m.Capacity
+	fd := loadgen.FormatDuration
+	fmt.Fprintf(r.log, "%s: %.0f requests/s capacity (median of %d, %.0f-%.0f), %d errors; at %.0f req/s: latency p50 %s p99 %s max %s, %d errors",
+		name, c.Median, c.N, c.Min, c.Max, m.CapacityErrors, f.Load, fd(f.P50), fd(f.P99), fd(f.Max), f.Errors)
+	if f.CPU > 0 {
+		fmt.Fprintf(r.log, ", JVM CPU %.0f%%", f.CPU)
+	}
+	fmt.Fprintln(r.log)
+	return m, nil
+}
+
+// commonRate is the rate of every step's latency run: -rate, or the one
+// the baseline's run used; 0 before the baseline is measured (a share of
+// its capacity).
+func (r *run) commonRate() float64 {
+	if r.o.Rate > 0 {
+		return r.o.Rate
+	}
+	if len(r.measured) > 0 {
+		return r.measured[0].Latency.Load
+	}
+	return 0
+}
+
+// Legend says what the step table's columns are.
+func Legend(o Options, base loadgen.StepFigures) string {
+	from := "-rate"
+	if o.Rate == 0 {
+		from = fmt.Sprintf("%.0f%% of the baseline's capacity", 100*DefaultLatencyShare)
+	}
+	return fmt.Sprintf("capacity: requests/s completed by each of %d open-model runs of %s at %.0f req/s offered (far above\n"+
+		"  what Tomcat answers) on %d connections, over the time they took: median and min-max;\n"+
+		"  \"(noise)\": the change lies inside the runs' spread, not a gain.\n"+
+		"latency: one %s run at %.0f req/s for every step (%s), corrected for coordinated omission.\n",
+		o.Repeat, o.Duration, o.CapacityRate, o.Connections, o.Duration, base.Latency.Load, from)
+}
+
+func joinRates(rates []float64) string {
+	parts := make([]string, len(rates))
+	for i, r := range rates {
+		parts[i] = fmt.Sprintf("%.0f", r)
+	}
+	return strings.Join(parts, " ")
+}
+
+// census loads the running JVM for half a measurement and counts its
+// threads meanwhile, as the Arm guide does with top -H.
+func (r *run) census(ctx context.Context) (tomcatconf.Recommendation, error) {
+	pid := r.jvmPID
+	if pid == 0 {
+		var err error
+		if pid, err = r.inst().PID(); err != nil {
+			return tomcatconf.Recommendation{}, fmt.Errorf("thread census: %w", err)
+		}
+	}
+	interval := max(time.Second, r.o.Duration/2)
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	loadDone := make(chan error, 1)
+	go func() {
+		// At the common rate, as the latency runs.
+		cfg := r.o.LoadConfig(r.h.NIC.URL)
+		cfg.Rate, cfg.Duration = r.commonRate(), interval+2*time.Second
+		_, err := r.runLoad(lctx, cfg)
+		loadDone <- err
+	}()
+	opts := &tomcatconf.CensusOptions{}
+	nctx, ncancel := context.WithTimeout(ctx, 10*time.Second)
+	if names, err := tomcatconf.JavaThreadNames(nctx, nil, "", pid); err == nil {
+		opts.Names = names
+	}
+	ncancel()
+	// Let the load reach the JVM before counting.
+	select {
+	case <-time.After(500 * time.Millisecond):
+	case <-ctx.Done():
+		return tomcatconf.Recommendation{}, ctx.Err()
+	}
+	c, err := tomcatconf.TakeCensus(ctx, pid, interval, opts)
+	cancel()
+	<-loadDone
+	if err != nil {
+		return tomcatconf.Recommendation{}, err
+	}
+	fmt.Fprintf(r.log, "thread census of JVM %d over %s under load (CPUs %s):\n", pid, interval, cpuset.Of(c.CPUs...))
+	fmt.Fprintf(r.log, "   %-28s %-10s %7s %6s\n", "pool", "kind", "threads", "load")
+	for _, p := range c.Pools {
+		fmt.Fprintf(r.log, "   %-28s %-10s %7d %6.2f\n", p.Pool, p.Kind, p.Threads, p.Load)
+	}
+	rec := c.Recommend(0)
+	fmt.Fprintf(r.log, "recommended maxThreads=%d: %s\n", rec.MaxThreads, rec.Reason)
+	return rec, nil
+}
+
+// runLoad runs one load: here, or in a worker inside -load-netns's
+// network namespace, so the load reaches Tomcat through the namespace's
+// interface, as from the guide's client machine.
+func (r *run) runLoad(ctx context.Context, cfg loadgen.Config) (*loadgen.Result, error) {
+	if r.o.LoadNetNS != "" {
+		return NetNSLoad{NetNS: r.o.LoadNetNS}.Run(ctx, cfg)
+	}
+	return loadgen.Run(ctx, cfg)
+}
+
+// dropInWritten is the line printed once a step wrote the unit's drop-in.
+func dropInWritten(ch *tuning.Change) string {
+	for _, u := range ch.Undo {
+		if u.Kind != KindDropIn {
+			continue
+		}
+		var c tomcatconf.DropInChange
+		if err := json.Unmarshal(u.Data, &c); err != nil {
+			return "drop-in written; daemon-reload done"
+		}
+		s := fmt.Sprintf("drop-in %s written (%s)", c.Path, c.Written())
+		if c.Capped() {
+			s += fmt.Sprintf("; LimitNOFILE=%d capped to %d, the manager's hard limit", c.Next.LimitNOFILE, c.ManagerNoFile)
+		}
+		return s + "; daemon-reload done"
+	}
+	return ""
+}

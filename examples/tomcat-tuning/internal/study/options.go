@@ -1,0 +1,255 @@
+//go:build linux
+
+package study
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nettune/nettune/internal/statedir"
+	"github.com/nettune/nettune/loadgen"
+	"golang.org/x/sys/unix"
+)
+
+// Defaults of the measurement options: each step is warmed up until its
+// rate stops climbing, then measured by DefaultRepeat saturating runs and
+// one run at the common rate, so the study takes a few minutes on a
+// 2-core machine.
+const (
+	// DefaultRate 0 sets the common latency rate to DefaultLatencyShare
+	// of the baseline's capacity.
+	DefaultRate         = 0
+	DefaultLatencyShare = loadgen.DefaultLatencyShare
+	DefaultCapacityRate = loadgen.DefaultCapacityRate
+	DefaultRepeat       = 3
+	DefaultConnections  = 64
+	DefaultDuration     = 5 * time.Second
+	DefaultWarmUp       = loadgen.DefaultWarmUpMax
+	DefaultWarmUpStep   = loadgen.DefaultWarmUpInterval
+	DefaultCPUs         = 8
+)
+
+// How the study restricts Tomcat's CPUs (Options.CPUMethod).
+const (
+	MethodHotplug  = "hotplug"  // the guide's: other CPUs offline
+	MethodAffinity = "affinity" // the JVM pinned; the host unchanged
+)
+
+// Options are everything the study is told: the command line's flags,
+// checked in one place (Check).
+type Options struct {
+	// Apply runs the steps; false plans and measures a baseline only.
+	Apply bool
+	// Keep leaves the changes in place after Apply.
+	Keep bool
+	// RemoteLoad waits for Enter after each step while a client machine
+	// loads Tomcat, instead of measuring.
+	RemoteLoad bool
+	// Journal is the journal file of Apply and Revert.
+	Journal string
+	// Steps names the steps to run, in order (StepNames by default).
+	Steps []string
+	// Home, Base and Port choose the Tomcat instance and its HTTP
+	// Connector ("" finds them); URL is the page to measure ("" the
+	// HelloWorld page on the Connector).
+	Home, Base, Port, URL string
+	// CPUs is the CPU count the guide's steps give Tomcat, capped to the
+	// host's; CPUMethod is MethodHotplug or MethodAffinity.
+	CPUs      int
+	CPUMethod string
+	// The measurement: Rate is the common latency rate (0: a share of
+	// the baseline's capacity), CapacityRate the offered rate of the
+	// Repeat saturating runs, each Duration long on Connections
+	// connections, after a warm-up of at most WarmUp in runs of
+	// WarmUpStep (WarmUp 0: none).
+	Rate, CapacityRate  float64
+	Repeat, Connections int
+	Duration            time.Duration
+	WarmUp, WarmUpStep  time.Duration
+	// JSONFile and PlotFile, when set, get the step table as JSON and as
+	// an SVG bar chart.
+	JSONFile, PlotFile string
+	// Grub is the GRUB defaults file ("" ROOT/etc/default/grub); Root the
+	// host root ("/" the running host, else a fixture for planning);
+	// Iface the NIC to tune ("" the one holding the URL's address).
+	Grub, Root, Iface string
+	// LoadNetNS runs every load inside this network namespace (ip netns).
+	LoadNetNS string
+}
+
+// DefaultOptions returns the options with every default.
+func DefaultOptions() Options {
+	return Options{Journal: DefaultJournal(), Steps: StepNames(), CPUs: DefaultCPUs, CPUMethod: MethodHotplug,
+		Rate: DefaultRate, CapacityRate: DefaultCapacityRate, Repeat: DefaultRepeat, Connections: DefaultConnections,
+		Duration: DefaultDuration, WarmUp: DefaultWarmUp, WarmUpStep: DefaultWarmUpStep, Root: "/"}
+}
+
+// DefaultJournal is the study's journal in the state directory
+// (internal/statedir): /var/lib/nettune for root.
+func DefaultJournal() string { return filepath.Join(statedir.Dir(), "tomcat-tuning.journal") }
+
+// Live reports whether the options are about the running host, not a
+// fixture root.
+func (o Options) Live() bool { return o.Root == "/" }
+
+// Check checks every option, before anything is read or changed; the
+// error names the flag, the value and the expected form.
+func (o Options) Check() error {
+	switch {
+	case o.CPUMethod != MethodHotplug && o.CPUMethod != MethodAffinity:
+		return fmt.Errorf("-cpu-method %q: want %s or %s", o.CPUMethod, MethodHotplug, MethodAffinity)
+	case o.CPUs < 1:
+		return fmt.Errorf("-cpus %d: want 1 or more", o.CPUs)
+	case o.CapacityRate <= 0 || math.IsInf(o.CapacityRate, 0) || math.IsNaN(o.CapacityRate):
+		return fmt.Errorf("-capacity-rate %g: want requests/s > 0, far above what Tomcat answers", o.CapacityRate)
+	case o.Repeat < 1:
+		return fmt.Errorf("-repeat %d: want 1 or more capacity runs per step", o.Repeat)
+	case o.Rate < 0 || math.IsInf(o.Rate, 0) || math.IsNaN(o.Rate):
+		return fmt.Errorf("-rate %g: want requests/s > 0, or 0 for %.0f%% of the baseline's capacity", o.Rate, 100*DefaultLatencyShare)
+	case o.Connections < 1:
+		return fmt.Errorf("-connections %d: want 1 or more", o.Connections)
+	case o.Duration <= 0:
+		return fmt.Errorf("-duration %s: want > 0", o.Duration)
+	case o.WarmUp < 0:
+		return fmt.Errorf("-warmup %s: want >= 0 (0: no warm-up)", o.WarmUp)
+	case o.WarmUpStep <= 0:
+		return fmt.Errorf("-warmup-interval %s: want > 0", o.WarmUpStep)
+	case o.Apply && !o.Live():
+		return errors.New("-apply changes the running host: it cannot be used with -root")
+	}
+	if _, err := checkSteps(o.Steps); err != nil {
+		return err
+	}
+	if o.URL != "" {
+		if err := loadgen.CheckURL(o.URL); err != nil {
+			return fmt.Errorf("-url: %w", err)
+		}
+	}
+	for _, f := range []struct{ flag, path string }{{"-json", o.JSONFile}, {"-plot", o.PlotFile}} {
+		if err := checkOutput(f.flag, f.path); err != nil {
+			return err
+		}
+	}
+	if o.Iface != "" && o.Live() {
+		if _, err := net.InterfaceByName(o.Iface); err != nil {
+			return fmt.Errorf("-iface %q: %w (want an interface of this network namespace, as `ip link` lists them)", o.Iface, err)
+		}
+	}
+	return o.checkLoadNetNS()
+}
+
+// checkOutput checks, before the study runs, that an output file can be
+// written at the end: its folder exists and is writable, and the path is
+// not a folder. Nothing is created.
+func checkOutput(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s %s: a folder, want a file to write", flag, path)
+	}
+	target := path
+	if _, err := os.Stat(path); err != nil {
+		target = filepath.Dir(path)
+	}
+	if err := unix.Access(target, unix.W_OK); err != nil {
+		return fmt.Errorf("%s %s: cannot be written (%s: %w): the figures would be lost at the end of the study", flag, path, target, err)
+	}
+	return nil
+}
+
+// checkTarget checks, before the host is changed, that the URL the study
+// measures reaches the Connector it tunes: its port is a Connector's
+// (when server.xml's ports are numbers).
+func checkTarget(h Host) error {
+	u, err := url.Parse(h.NIC.URL)
+	if err != nil {
+		return fmt.Errorf("-url %q: %w", h.NIC.URL, err)
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	var ports []string
+	for _, c := range h.Tomcat.Connectors {
+		if _, err := strconv.Atoi(c.Port); err != nil {
+			return nil // a ${port} placeholder: cannot tell
+		}
+		if c.Port == port {
+			return nil
+		}
+		ports = append(ports, c.Port)
+	}
+	if len(ports) == 0 {
+		return nil
+	}
+	return fmt.Errorf("-url %s: port %s is none of the Connectors' in %s (%s): the load would not reach the Tomcat the study tunes",
+		h.NIC.URL, port, h.Tomcat.Instance.ServerXML(), strings.Join(ports, ", "))
+}
+
+// checkLoadNetNS checks -load-netns: a name `ip netns` knows, and a local
+// load (not -remote-load).
+func (o Options) checkLoadNetNS() error {
+	name := o.LoadNetNS
+	if name == "" {
+		return nil
+	}
+	if o.RemoteLoad {
+		return errors.New("-load-netns runs the load here, from a network namespace; -remote-load waits for a load from elsewhere: give one of them")
+	}
+	if name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return fmt.Errorf("-load-netns %q: want the name of a namespace in %s (as `ip netns list` shows it)", name, netnsDir)
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return fmt.Errorf("-load-netns %q runs the load through `ip netns exec`: %w (install iproute2)", name, err)
+	}
+	if _, err := os.Stat(filepath.Join(netnsDir, name)); err != nil {
+		return fmt.Errorf("-load-netns %q: %w (create it with `ip netns add %s`, with a route to the URL's host)", name, err, name)
+	}
+	return nil
+}
+
+// LoadConfig is the one loadgen.Config every load of the study is derived
+// from (warm-up, capacity, latency, census): the URL, -connections and
+// -duration. MeasureStep and the census set the rest.
+func (o Options) LoadConfig(url string) loadgen.Config {
+	return loadgen.Config{URL: url, Connections: o.Connections, Duration: o.Duration}
+}
+
+// ParseSteps splits a -steps list ("threads, access-log") into step
+// names, checking each is known and named once.
+func ParseSteps(list string) ([]string, error) {
+	var names []string
+	for _, name := range strings.Split(list, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			names = append(names, name)
+		}
+	}
+	return checkSteps(names)
+}
+
+func checkSteps(names []string) ([]string, error) {
+	seen := map[string]bool{}
+	for _, name := range names {
+		if !isStep(name) {
+			return nil, fmt.Errorf("-steps: unknown step %q; want some of %s", name, strings.Join(StepNames(), ","))
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("-steps: %q named twice", name)
+		}
+		seen[name] = true
+	}
+	if len(names) == 0 {
+		return nil, errors.New("-steps: no step named")
+	}
+	return names, nil
+}

@@ -1,0 +1,175 @@
+//go:build linux
+
+package study
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/tuning"
+)
+
+// FormatResults renders step results as an aligned text table.
+func FormatResults(results []tuning.StepResult) string {
+	var b strings.Builder
+	w := len("step")
+	for _, r := range results {
+		w = max(w, len(r.Name))
+	}
+	fmt.Fprintf(&b, "%-*s  %-9s  %s\n", w, "step", "status", "detail")
+	for _, r := range results {
+		fmt.Fprintf(&b, "%-*s  %-9s  %s\n", w, r.Name, r.Status, r.Reason)
+	}
+	return b.String()
+}
+
+// Document is what -json writes: the measured baseline, then every step
+// of the plan with its status and, when measured, its figures, each once.
+type Document struct {
+	// Steps has the baseline, then every step of the plan in order.
+	Steps []StepJSON `json:"steps"`
+	// CommonRate is the rate of every latency run (requests/s).
+	CommonRate   float64 `json:"common_rate_rps"`
+	CapacityRate float64 `json:"capacity_rate_rps"`
+	Repeat       int     `json:"repeat"`
+	Connections  int     `json:"connections"`
+	Duration     float64 `json:"duration_s"`
+}
+
+// StepJSON is one step: measured (with its figures), unchanged, skipped
+// or failed.
+type StepJSON struct {
+	Step   string `json:"step"`
+	Status string `json:"status"`
+	// Runner is the runner's status ("applied", "reverted", "unchanged",
+	// …) and Reason its detail; empty for the baseline.
+	Runner string `json:"runner_status,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// MeasuredIn is "baseline" for a step of the baseline that changed
+	// the host: its figures are the baseline's.
+	MeasuredIn string `json:"measured_in,omitempty"`
+	*MeasuredJSON
+}
+
+// MeasuredJSON are a measured step's figures.
+type MeasuredJSON struct {
+	Capacity        float64     `json:"capacity_rps"` // median of the runs
+	CapacityMin     float64     `json:"capacity_min_rps"`
+	CapacityMax     float64     `json:"capacity_max_rps"`
+	CapacityRuns    int         `json:"capacity_runs"`
+	CapacityErrors  int64       `json:"capacity_errors"`
+	VsBaseline      float64     `json:"vs_baseline_percent"`
+	VsBaselineNoise bool        `json:"vs_baseline_noise"`
+	VsPrevious      float64     `json:"vs_previous_percent"`
+	VsPreviousNoise bool        `json:"vs_previous_noise"`
+	Latency         LatencyJSON `json:"latency"`
+}
+
+// LatencyJSON are the figures of the run at the common rate, in ms.
+type LatencyJSON struct {
+	Rate     float64 `json:"rate_rps"`
+	Requests int64   `json:"requests"`
+	Mean     float64 `json:"mean_ms"`
+	P50      float64 `json:"p50_ms"`
+	P90      float64 `json:"p90_ms"`
+	P99      float64 `json:"p99_ms"`
+	P999     float64 `json:"p999_ms"`
+	Max      float64 `json:"max_ms"`
+	// P99VsBaseline is the % change of p99 against the baseline's.
+	P99VsBaseline float64 `json:"p99_vs_baseline_percent"`
+	Errors        int64   `json:"errors"`
+	CPU           float64 `json:"jvm_cpu_percent,omitempty"`
+}
+
+// Statuses of a step in -json.
+const (
+	StatusMeasured  = "measured"
+	StatusUnchanged = "unchanged"
+	StatusSkipped   = "skipped"
+	StatusFailed    = "failed"
+)
+
+// DocumentOf builds -json's document: the measured baseline first, then
+// each of the runner's results, measured when the comparison has a row of
+// that name (or, for a step of the baseline that was applied, when the
+// baseline has one), failed when the runner says so or when the step was
+// applied but has no measurement, unchanged or skipped as the runner said.
+func DocumentOf(o Options, res Results) Document {
+	cmp := res.Comparison()
+	rows := map[string]loadgen.StepRow{}
+	for _, r := range cmp.Rows {
+		rows[r.Name] = r
+	}
+	doc := Document{CapacityRate: o.CapacityRate, Repeat: o.Repeat, Connections: o.Connections, Duration: o.Duration.Seconds()}
+	if len(cmp.Rows) > 0 {
+		doc.CommonRate = cmp.Rows[0].Latency.Load
+	}
+	add := func(name string, sr *tuning.StepResult) {
+		st := StepJSON{Step: name}
+		if sr != nil {
+			st.Runner, st.Reason = string(sr.Status), sr.Reason
+		}
+		r, ok := rows[name]
+		_, baseOK := rows["baseline"]
+		applied := sr != nil && (sr.Status == tuning.StatusApplied || sr.Status == tuning.StatusReverted)
+		switch {
+		case ok:
+			st.Status, st.MeasuredJSON = StatusMeasured, measuredOf(r)
+		case applied && res.Baseline[name] && baseOK:
+			st.Status, st.MeasuredIn = StatusMeasured, "baseline"
+		case sr == nil || sr.Status == tuning.StatusFailed || applied:
+			st.Status = StatusFailed
+		case sr.Status == tuning.StatusNoChange:
+			st.Status = StatusUnchanged
+		default:
+			st.Status = StatusSkipped
+		}
+		doc.Steps = append(doc.Steps, st)
+	}
+	add("baseline", nil)
+	for i := range res.Steps {
+		add(res.Steps[i].Name, &res.Steps[i])
+	}
+	return doc
+}
+
+func measuredOf(r loadgen.StepRow) *MeasuredJSON {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	l := r.Latency
+	return &MeasuredJSON{
+		Capacity: r.Capacity.Median, CapacityMin: r.Capacity.Min, CapacityMax: r.Capacity.Max,
+		CapacityRuns: r.Capacity.N, CapacityErrors: r.CapacityErrors,
+		VsBaseline: r.VsBaseline.Percent, VsBaselineNoise: r.VsBaseline.Noise,
+		VsPrevious: r.VsPrevious.Percent, VsPreviousNoise: r.VsPrevious.Noise,
+		Latency: LatencyJSON{Rate: l.Load, Requests: l.Requests, Mean: ms(l.Mean), P50: ms(l.P50), P90: ms(l.P90), P99: ms(l.P99),
+			P999: ms(l.P999), Max: ms(l.Max), P99VsBaseline: r.P99VsBaseline, Errors: l.Errors, CPU: l.CPU},
+	}
+}
+
+// WriteOutputs writes -json (DocumentOf) and -plot (capacity bars).
+func WriteOutputs(o Options, res Results) error {
+	if o.JSONFile != "" {
+		b, err := json.MarshalIndent(DocumentOf(o, res), "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.JSONFile, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if o.PlotFile != "" {
+		var buf bytes.Buffer
+		if err := loadgen.PlotCapacity(&buf, "Tomcat tuning steps: capacity", res.Comparison()); err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.PlotFile, buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

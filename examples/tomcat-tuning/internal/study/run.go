@@ -1,0 +1,580 @@
+//go:build linux
+
+package study
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nettune/nettune/internal/cpuset"
+	"github.com/nettune/nettune/internal/httpready"
+	"github.com/nettune/nettune/internal/rlimit"
+	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/numa"
+	"github.com/nettune/nettune/tomcatconf"
+	"github.com/nettune/nettune/tuning"
+)
+
+// Results are what a run measured and did, as data for the caller to
+// print or save.
+type Results struct {
+	// Steps are the runner's results, one per step (empty in plan mode).
+	Steps []tuning.StepResult
+	// Measured are the figures of the baseline, then of each measured
+	// step, in order.
+	Measured []loadgen.StepFigures
+	// Baseline marks the steps of the plan that make the baseline.
+	Baseline map[string]bool
+	// Kept is true when -keep left the changes in place.
+	Kept bool
+}
+
+// Comparison is the step table of the measured figures.
+func (r Results) Comparison() loadgen.StepComparison { return loadgen.CompareSteps(r.Measured...) }
+
+// run is one study in progress: the host found, the options, where it
+// prints its progress, and what it has measured so far.
+type run struct {
+	h        Host
+	o        Options
+	log      io.Writer
+	numa     *numa.Host
+	findings *Findings
+	// tomcat is the study's hold on the instance (journaled first); its
+	// Instance is the one every restart and stop uses.
+	tomcat *tomcatconf.RestartChange
+	// place is where Tomcat and the load run now.
+	place    Placement
+	measured []loadgen.StepFigures
+	jvmPID   int
+	stdin    *bufio.Reader
+}
+
+func newRun(h Host, o Options, log io.Writer) *run {
+	r := &run{h: h, o: o, log: log, numa: numa.NewDefault(), findings: &Findings{}, place: InitialPlacement(h, o)}
+	if h.Tomcat.Instance != nil {
+		r.tomcat = &tomcatconf.RestartChange{Instance: *h.Tomcat.Instance, ReadyURL: h.NIC.URL}
+	}
+	return r
+}
+
+func (r *run) inst() *tomcatconf.Instance { return &r.tomcat.Instance }
+
+// Plan prints every step's change or skip reason, then measures a
+// baseline without changing the host: plan mode.
+func Plan(ctx context.Context, h Host, o Options, log io.Writer) (Results, error) {
+	steps, err := Steps(h, o, nil)
+	if err != nil {
+		return Results{}, err
+	}
+	fmt.Fprintln(log, "== Plan (nothing is changed without -apply) ==")
+	for i, st := range steps {
+		ch, err := st.Prepare(ctx)
+		fmt.Fprintf(log, "%d. %s: %s\n", i+1, st.Name, st.Title)
+		switch {
+		case err != nil:
+			fmt.Fprintf(log, "   cannot plan: %v\n", err)
+		case ch.Skip != "":
+			if ch.Describe != "" {
+				fmt.Fprint(log, indent(ch.Describe))
+			}
+			fmt.Fprintf(log, "   skipped: %s\n", ch.Skip)
+		case ch.Apply == nil:
+			fmt.Fprintf(log, "   unchanged: %s\n", firstNonEmpty(strings.TrimSpace(ch.Describe), "nothing to do"))
+		default:
+			fmt.Fprint(log, indent(ch.Describe))
+		}
+	}
+	if !h.Live {
+		fmt.Fprintln(log, "fixture root: no baseline measurement")
+		return Results{}, nil
+	}
+	fmt.Fprintln(log, "== Baseline (nothing on the host changes) ==")
+	r := newRun(h, o, log)
+	target, cleanup, err := r.baselineTarget(ctx)
+	if err != nil {
+		return Results{}, err
+	}
+	defer cleanup()
+	m, err := r.measure(ctx, "baseline", target, 0)
+	if err != nil {
+		return Results{}, err
+	}
+	return Results{Measured: []loadgen.StepFigures{m}}, nil
+}
+
+func indent(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return ""
+	}
+	return "   " + strings.ReplaceAll(s, "\n", "\n   ") + "\n"
+}
+
+// baselineTarget picks what plan mode measures: -url if it answers,
+// else the local Tomcat started from a temporary copy of its
+// CATALINA_BASE on a free port, else the built-in HelloWorld server.
+func (r *run) baselineTarget(ctx context.Context) (string, func(), error) {
+	nop := func() {}
+	if r.o.URL != "" {
+		fmt.Fprintf(r.log, "measuring %s\n", r.o.URL)
+		return r.o.URL, nop, nil
+	}
+	if r.tomcat != nil && r.h.Tomcat.ConfigErr == nil {
+		if ok, _ := httpready.Answers(ctx, r.h.NIC.URL, 2*time.Second); ok {
+			fmt.Fprintf(r.log, "measuring the running Tomcat at %s\n", r.h.NIC.URL)
+			return r.h.NIC.URL, nop, nil
+		}
+		u, stop, err := r.tempTomcat(ctx)
+		if err == nil {
+			fmt.Fprintf(r.log, "measuring a temporary copy of %s at %s\n", r.inst().Base, u)
+			return u, stop, nil
+		}
+		fmt.Fprintf(r.log, "cannot start a temporary copy of the local Tomcat: %v\n", err)
+	}
+	hw, err := loadgen.StartHelloWorld("127.0.0.1:0")
+	if err != nil {
+		return "", nop, err
+	}
+	fmt.Fprintf(r.log, "no local Tomcat to measure: measuring nettune's built-in HelloWorld server at %s instead (not a Tomcat figure)\n", hw.URL)
+	return hw.URL, func() { hw.Close() }, nil
+}
+
+// tempTomcat copies the instance's conf and webapps into a temporary
+// CATALINA_BASE owned by the instance's user, moves its Connector to a
+// free port and starts it as that user, the way the instance runs (its
+// command and environment): never as root where the instance runs as
+// another user.
+//
+// The copy's JVM dies with this process, even by kill -9
+// (StartOptions.DieWithParent); this process holds a lock on the copy's
+// folder, and the next run removes folders whose lock is free.
+func (r *run) tempTomcat(ctx context.Context) (string, func(), error) {
+	removeStaleCopies(r.log)
+	top, err := os.MkdirTemp("", tempCopyPrefix)
+	if err != nil {
+		return "", nil, err
+	}
+	lock, err := lockCopy(top)
+	if err == nil {
+		// The copy's user must reach its base inside.
+		err = os.Chmod(top, 0o755)
+	}
+	if err != nil {
+		os.RemoveAll(top)
+		return "", nil, err
+	}
+	dir := filepath.Join(top, "base")
+	fail := func(err error) (string, func(), error) {
+		os.RemoveAll(top)
+		lock.Close()
+		return "", nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return fail(err)
+	}
+	in, err := r.inst().CopyTo(ctx, dir, r.h.Tomcat.Query, port)
+	if err != nil {
+		return fail(err)
+	}
+	u := fmt.Sprintf("http://127.0.0.1:%d%s", port, loadgen.HelloWorldPath)
+	res, err := in.Start(ctx, &tomcatconf.StartOptions{ReadyURL: u, DieWithParent: true})
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(r.log, "started the temporary copy %s: JVM %d as %s\n", dir, res.PID, res.User)
+	return u, func() {
+		if _, err := in.Stop(context.Background(), nil); err != nil {
+			fmt.Fprintf(r.log, "stop the temporary Tomcat: %v\n", err)
+		}
+		os.RemoveAll(top)
+		lock.Close()
+	}, nil
+}
+
+// tempCopyPrefix names the folders of plan mode's temporary copies in the
+// temporary directory (the CATALINA_BASE is its base/); copyLock is the
+// lock file its owner holds in one.
+const (
+	tempCopyPrefix = "tomcat-tuning-base-"
+	copyLock       = ".nettune-owner.lock"
+)
+
+// lockCopy takes the owner's lock of a temporary copy: an flock(2) the
+// kernel releases when this process dies.
+func lockCopy(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, copyLock), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	return f, nil
+}
+
+// removeStaleCopies removes the temporary copies a killed run left: those
+// whose owner's lock is free and where no JVM of the copy runs.
+func removeStaleCopies(log io.Writer) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tempCopyPrefix+"*"))
+	for _, dir := range dirs {
+		f, err := os.Open(filepath.Join(dir, copyLock))
+		if err != nil {
+			continue // not ours, or still being made
+		}
+		free := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
+		if free {
+			if jvms, err := (&tomcatconf.Instance{Base: filepath.Join(dir, "base")}).JVMs(); err == nil && len(jvms) == 0 {
+				if err := os.RemoveAll(dir); err == nil {
+					fmt.Fprintf(log, "removed %s, the temporary copy of a run that did not end\n", dir)
+				}
+			}
+		}
+		f.Close()
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Apply runs the plan with a journal (o.Journal), restarting Tomcat and
+// measuring after each step, and puts Tomcat back at the end (or leaves
+// it tuned with o.Keep). It prints its progress to log and returns what it
+// measured, also when it fails part-way.
+func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, error) {
+	if h.Tomcat.ConfigErr != nil {
+		return Results{}, fmt.Errorf("-apply edits the instance's configuration, which this user cannot read (run as root): %w", h.Tomcat.ConfigErr)
+	}
+	if h.Tomcat.Instance == nil {
+		return Results{}, fmt.Errorf("-apply needs a Tomcat instance (install tomcat10 + tomcat10-examples, or set -catalina-home/-catalina-base): %v", h.Tomcat.Err)
+	}
+	if err := checkTarget(h); err != nil {
+		return Results{}, err
+	}
+	r := newRun(h, o, log)
+	steps, err := Steps(h, o, r.findings)
+	if err != nil {
+		return Results{}, err
+	}
+	res := Results{Baseline: map[string]bool{}}
+	for _, st := range steps {
+		res.Baseline[st.Name] = st.Baseline
+	}
+	// A Tomcat that runs now is restarted as the user it runs as, and
+	// started again that way at the end. Checked before the journal is
+	// created: a refusal changes nothing.
+	if err := r.checkRunning(ctx); err != nil {
+		return res, err
+	}
+	if err := os.MkdirAll(filepath.Dir(o.Journal), 0o755); err != nil {
+		return res, err
+	}
+	j, err := tuning.CreateJournal(o.Journal)
+	if errors.Is(err, tuning.ErrPendingJournal) {
+		return res, fmt.Errorf("%w: a previous run was interrupted; run with -revert -journal %s first", err, o.Journal)
+	}
+	if err != nil {
+		return res, err
+	}
+	defer j.Close()
+	cpuHost, err := tuning.New(h.Root)
+	if err != nil {
+		return res, err
+	}
+	// The study restarts Tomcat with the tuned files; a run that is killed
+	// leaves that JVM up. This record lets -revert stop it, and start
+	// Tomcat again if it ran before, once the files are back.
+	undo, err := tuning.NewUndo(KindTomcat, r.tomcat)
+	if err != nil {
+		return res, err
+	}
+	tomcatSeq, err := j.Begin(StepTomcat, []tuning.Undo{undo})
+	if err != nil {
+		return res, err
+	}
+	if err := j.Applied(tomcatSeq); err != nil {
+		return res, err
+	}
+	selfAff, err := r.numa.Affinity(os.Getpid())
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		if err := r.numa.RestoreAffinity(selfAff); err != nil {
+			fmt.Fprintf(log, "restore this process's CPU affinity: %v\n", err)
+		}
+		if cpus, err := r.numa.AllowedCPUs(os.Getpid()); err == nil {
+			fmt.Fprintf(log, "CPU affinity of this process: %s\n", cpus)
+		}
+		if on, err := cpuHost.OnlineCPUs(); err == nil {
+			fmt.Fprintf(log, "online CPUs: %s (%s at start)\n", on, h.CPUs.Online)
+		}
+	}()
+
+	runner := &tuning.Runner{Journal: j, Reverters: Reverters(cpuHost), Keep: o.Keep,
+		AfterStep: func(ctx context.Context, sr tuning.StepResult) error {
+			fmt.Fprintf(log, "== measure %s ==\n", sr.Name)
+			if sr.Name == "baseline" {
+				if slices_contains(steps, StepCPUs) {
+					r.place = PlacementAfter(h, o, StepCPUs, r.place)
+				}
+			} else {
+				r.place = PlacementAfter(h, o, sr.Name, r.place)
+			}
+			return r.measureStep(ctx, sr.Name)
+		}}
+	results, runErr := runner.Run(ctx, announce(log, steps))
+	res.Steps, res.Measured = results, r.measured
+	// The JVM was started with the tuned files: with -keep it stays up
+	// as tuned; otherwise Tomcat is put back as found.
+	var stopErr error
+	if o.Keep && runErr == nil {
+		res.Kept = true
+		fmt.Fprintf(log, "Tomcat left running as tuned (JVM %d)\n", r.jvmPID)
+	} else {
+		stopErr = r.finishTomcat(context.WithoutCancel(ctx))
+		if stopErr == nil {
+			stopErr = j.Reverted(tomcatSeq)
+		}
+	}
+	return res, errors.Join(runErr, stopErr)
+}
+
+func slices_contains(steps []tuning.Step, name string) bool {
+	for _, s := range steps {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// checkRunning refuses two JVMs of the base, or a JVM beside the unit, and
+// notes whether Tomcat runs now (and as whom).
+func (r *run) checkRunning(ctx context.Context) error {
+	in := r.inst()
+	jvms, err := in.JVMs()
+	if err != nil {
+		return err
+	}
+	if len(jvms) > 1 {
+		var pids []string
+		for _, j := range jvms {
+			pids = append(pids, strconv.Itoa(j.PID))
+		}
+		return fmt.Errorf("%d JVMs run with -Dcatalina.base=%s (PIDs %s): stop all but one before -apply", len(jvms), in.Base, strings.Join(pids, ", "))
+	}
+	if r.h.Tomcat.Systemd() {
+		return r.checkUnit(ctx, jvms)
+	}
+	if len(jvms) == 1 {
+		r.tomcat.WasRunning = true
+		j := jvms[0]
+		who := firstNonEmpty(j.User, strconv.Itoa(j.UID))
+		if in.User != "" && in.User != who {
+			fmt.Fprintf(r.log, "note: JVM %d runs as %s, not as %s: the study restarts it as %s, as it found it\n", j.PID, who, in.User, who)
+		}
+		if in.User != who {
+			in.User, in.Group = who, ""
+		}
+		fmt.Fprintf(r.log, "Tomcat runs: JVM %d as %s; the study restarts it as %s and starts it again at the end\n", j.PID, who, who)
+	}
+	return nil
+}
+
+// checkUnit refuses a JVM of the base beside the unit (it would fight
+// the unit for the port) and notes whether the unit runs Tomcat now.
+func (r *run) checkUnit(ctx context.Context, jvms []tomcatconf.JVM) error {
+	in := r.inst()
+	st, err := in.Unit().State(ctx)
+	if err != nil {
+		return err
+	}
+	for _, j := range jvms {
+		if j.PID != st.MainPID {
+			return fmt.Errorf("JVM %d (user %s) runs with -Dcatalina.base=%s beside %s (MainPID %d): stop it before -apply",
+				j.PID, j.User, in.Base, in.Service, st.MainPID)
+		}
+	}
+	r.tomcat.WasRunning = st.Active()
+	if r.tomcat.WasRunning {
+		fmt.Fprintf(r.log, "Tomcat runs under %s (MainPID %d, %s); the study restarts it with systemctl and leaves it active at the end\n",
+			in.Service, st.MainPID, st.UnitFileState)
+	} else {
+		fmt.Fprintf(r.log, "%s is %s (%s); the study starts it with systemctl and stops it at the end\n", in.Service, st.ActiveState, st.UnitFileState)
+	}
+	return nil
+}
+
+// announce wraps each step's Prepare to print the change (or why it is
+// skipped) as the Runner reaches it.
+func announce(w io.Writer, steps []tuning.Step) []tuning.Step {
+	out := make([]tuning.Step, len(steps))
+	for i, st := range steps {
+		prepare := st.Prepare
+		st.Prepare = func(ctx context.Context) (*tuning.Change, error) {
+			ch, err := prepare(ctx)
+			fmt.Fprintf(w, "== %s: %s ==\n", st.Name, st.Title)
+			if err != nil {
+				return ch, err
+			}
+			fmt.Fprint(w, indent(ch.Describe))
+			switch {
+			case ch.Skip != "":
+				fmt.Fprintf(w, "   skipped: %s\n", ch.Skip)
+			case ch.Apply == nil:
+				fmt.Fprintln(w, "   unchanged")
+			}
+			if apply, kinds := ch.Apply, undoKinds(ch); apply != nil && kinds[KindDropIn] {
+				ch.Apply = func(ctx context.Context) error {
+					if err := apply(ctx); err != nil {
+						return err
+					}
+					fmt.Fprintln(w, dropInWritten(ch))
+					return nil
+				}
+			}
+			return ch, nil
+		}
+		out[i] = st
+	}
+	return out
+}
+
+func undoKinds(ch *tuning.Change) map[string]bool {
+	k := map[string]bool{}
+	for _, u := range ch.Undo {
+		k[u.Kind] = true
+	}
+	return k
+}
+
+// finishTomcat stops the JVM the study started and, when Tomcat was
+// running before, starts it again with the (reverted or kept) files, as
+// the user it ran as, and waits until it answers.
+func (r *run) finishTomcat(ctx context.Context) error {
+	if err := r.tomcat.Undo(ctx); err != nil {
+		return err
+	}
+	if !r.tomcat.WasRunning {
+		return nil
+	}
+	res := r.tomcat.Last
+	if r.h.Tomcat.Systemd() {
+		fmt.Fprintf(r.log, "Tomcat started again as found, through systemd (%s): MainPID %d is the JVM, as %s, answering %s\n", res.Command, res.PID, res.User, r.h.NIC.URL)
+		return nil
+	}
+	fmt.Fprintf(r.log, "Tomcat started again as found: JVM %d as %s, answering %s\n", res.PID, res.User, r.h.NIC.URL)
+	return nil
+}
+
+// restart stops and starts Tomcat (through its unit under systemd, with
+// the drop-in's limits; else under the raised open-files limit) and, with
+// -cpu-method affinity, pins the JVM to the placement's CPUs.
+func (r *run) restart(ctx context.Context) error {
+	systemd := r.h.Tomcat.Systemd()
+	if systemd {
+		r.inst().NoFile = 0 // the open-files step's drop-in sets it, journaled
+	} else {
+		r.inst().NoFile = rlimit.DefaultNoFile
+	}
+	if err := r.tomcat.Apply(ctx); err != nil {
+		return err
+	}
+	res := r.tomcat.Last
+	r.jvmPID = res.PID
+	if systemd {
+		fmt.Fprintf(r.log, "restarted Tomcat through systemd (%s): MainPID %d is the JVM, as %s, ready in %s, open files %d, CPUs %s\n",
+			res.Command, res.PID, res.User, res.Ready.Round(time.Millisecond), res.NoFile, cpuset.Of(res.CPUs...))
+	} else {
+		fmt.Fprintf(r.log, "restarted Tomcat: JVM %d as %s, ready in %s, open files %d", res.PID, res.User, res.Ready.Round(time.Millisecond), res.NoFile)
+		if res.NoFile < rlimit.DefaultNoFile {
+			fmt.Fprintf(r.log, " (asked %d: the hard limit caps it)", rlimit.DefaultNoFile)
+		}
+		fmt.Fprintln(r.log)
+	}
+	if r.o.CPUMethod != MethodAffinity {
+		return nil
+	}
+	cpus := r.place.Tomcat
+	if systemd && cpuset.Of(res.CPUs...).Equal(cpus) {
+		return nil
+	}
+	pin, err := r.numa.PlanPin(res.PID, cpus)
+	if err != nil {
+		return err
+	}
+	if err := pin.Apply(ctx); err != nil {
+		return err
+	}
+	if systemd {
+		fmt.Fprintf(r.log, "pinned JVM %d to CPUs %s (no CPUAffinity= in the drop-in)\n", res.PID, cpus)
+	} else {
+		fmt.Fprintf(r.log, "pinned JVM %d to CPUs %s\n", res.PID, cpus)
+	}
+	return nil
+}
+
+// measureStep restarts Tomcat and measures it (or, with -remote-load,
+// waits while the client measures). After the baseline it takes the
+// thread census the threads step is planned from.
+func (r *run) measureStep(ctx context.Context, name string) error {
+	if err := r.restart(ctx); err != nil {
+		return err
+	}
+	if r.o.RemoteLoad {
+		fmt.Fprintf(r.log, "%s: run the load from the client now, for example (wrk2's command line):\n"+
+			"  go run ./examples/loadgen -t2 -c%d -R%.0f -d%s --latency %s\n"+
+			"(its Requests/sec is the capacity: run it %d times; then once with -R at a rate common to every step for latency)\n"+
+			"press Enter when done\n",
+			name, r.o.Connections, r.o.CapacityRate, fmt.Sprintf("%gs", r.o.Duration.Seconds()), r.h.NIC.URL, r.o.Repeat)
+		if r.stdin == nil {
+			r.stdin = bufio.NewReader(os.Stdin)
+		}
+		if _, err := r.stdin.ReadString('\n'); err != nil {
+			return fmt.Errorf("waiting for Enter on standard input: %w", err)
+		}
+		return nil
+	}
+	m, err := r.measure(ctx, name, r.h.NIC.URL, r.jvmPID)
+	if err != nil {
+		return err
+	}
+	r.measured = append(r.measured, m)
+	if name == "baseline" && r.needsCensus() {
+		rec, err := r.census(ctx)
+		if err != nil {
+			return err
+		}
+		r.findings.Census = &rec
+	}
+	return nil
+}
+
+// needsCensus: the plan has a threads step to size.
+func (r *run) needsCensus() bool {
+	for _, s := range r.o.Steps {
+		if s == StepThreads {
+			return true
+		}
+	}
+	return false
+}
