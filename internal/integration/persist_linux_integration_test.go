@@ -120,6 +120,9 @@ func ethtoolCurrent(t *testing.T, ctx context.Context, c *nspawn.Container, ifna
 //     reaches tomcat10's JVM (/proc/PID/limits, Cpus_allowed_list) after
 //     the reboot, and is gone after the revert (a runtime drop-in, the
 //     code before, fails here: 20000 and 0-1 after the reboot);
+//   - tuning, without tuned: /etc/sysctl.d/90-nettune.conf with
+//     net.ipv4.tcp_max_tw_buckets = 4321 holds after the reboot
+//     (systemd-sysctl), and the default after the revert;
 //   - nic: the profile carries the [net] instance for a veth made with 8
 //     rx and 8 tx queues and moved into the container at each boot; tuned
 //     2.20 skips virtual devices, which the test checks in tuned's log
@@ -216,8 +219,18 @@ func TestIntegrationPersistSurvivesReboot(t *testing.T) {
 	require.NoError(t, di.Apply(ctx))
 	require.NoError(t, di.Verify(ctx))
 
+	// Where tuned is absent: a file of /etc/sysctl.d, which
+	// systemd-sysctl applies at boot (in a container it runs, since
+	// /proc/sys/net is writable there, and only net.* can be set).
+	twDefault, err := c.Run(ctx, nil, "cat", "/proc/sys/net/ipv4/tcp_max_tw_buckets")
+	require.NoError(t, err)
+	sc, err := host.PlanSysctlConf(tuning.SysctlConf{File: "90-nettune.conf",
+		Settings: []tuning.Setting{{Key: "net.ipv4.tcp_max_tw_buckets", Value: "4321"}}})
+	require.NoError(t, err)
+	require.NoError(t, sc.Apply(ctx))
+
 	var written []string
-	for _, p := range []string{pf.Path, di.Path} {
+	for _, p := range []string{pf.Path, di.Path, sc.Path} {
 		written = append(written, strings.TrimPrefix(p, root))
 	}
 	t.Logf("boot 1: wrote %v", written)
@@ -253,12 +266,16 @@ func TestIntegrationPersistSurvivesReboot(t *testing.T) {
 	somax, err := c.Run(ctx, nil, "cat", "/proc/sys/net/core/somaxconn")
 	require.NoError(t, err)
 	assert.Equal(t, "3333", strings.TrimSpace(string(somax)), "tuned's [sysctl]")
+	tw, err := c.Run(ctx, nil, "cat", "/proc/sys/net/ipv4/tcp_max_tw_buckets")
+	require.NoError(t, err)
+	assert.Equal(t, "4321", strings.TrimSpace(string(tw)), "systemd-sysctl applied /etc/sysctl.d/90-nettune.conf")
 	pid := jvm(t, ctx, c)
 	assert.Equal(t, "Max open files 12345 12345 files", procLine(t, c, pid, "limits", "Max open files"))
 	assert.Equal(t, "Cpus_allowed_list: 1", procLine(t, c, pid, "status", "Cpus_allowed_list:"))
 	t.Logf("boot 2: tomcat10 JVM %d: %s; %s", pid, procLine(t, c, pid, "limits", "Max open files"), procLine(t, c, pid, "status", "Cpus_allowed_list:"))
 
 	// --- revert, as the journal would: newest first ---
+	require.NoError(t, sc.Undo(ctx))
 	require.NoError(t, di.Undo(ctx))
 	require.NoError(t, act.Undo(ctx))
 	require.NoError(t, pf.Undo(ctx))
@@ -276,6 +293,9 @@ func TestIntegrationPersistSurvivesReboot(t *testing.T) {
 		assert.True(t, errors.Is(err, os.ErrNotExist), "%s is gone: %v", p, err)
 	}
 	assert.NoDirExists(t, filepath.Join(c.Root(), "etc", "tuned", "nettune-tomcat"))
+	tw, err = c.Run(ctx, nil, "cat", "/proc/sys/net/ipv4/tcp_max_tw_buckets")
+	require.NoError(t, err)
+	assert.Equal(t, strings.TrimSpace(string(twDefault)), strings.TrimSpace(string(tw)))
 	assert.Equal(t, "RX 8 TX 8 Other n/a Combined n/a", ethtoolCurrent(t, ctx, c, ifname))
 	pid = jvm(t, ctx, c)
 	assert.NotEqual(t, "Max open files 12345 12345 files", procLine(t, c, pid, "limits", "Max open files"))
