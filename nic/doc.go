@@ -46,6 +46,20 @@
 // set_irq_affinity scripts do, returning the previous affinities; a failed
 // write undoes the writes before it. PlanQueueSpread is its dry run.
 //
+// # Channels across reboots
+//
+// A channel count set with ethtool is gone after a reboot. Channels.TunedNet
+// renders it as a tuned [net] instance (devices=IF, channels=combined N,
+// or rx N tx N for a device without combined channels) that a tuned
+// profile (package tuning) carries. Where tuned is absent,
+// Client.LinkFile builds a systemd.link(5) file ([Link]
+// CombinedChannels=, RxChannels=, TxChannels=, systemd 239 and later)
+// matched on the device's current properties, which carries over the
+// [Link] settings of the file udev applied before (only the first
+// matching .link file applies: without its NamePolicy= the interface could
+// be renamed); PlanLinkFile returns the write as a LinkFileEdit that
+// Undo reverts.
+//
 // # Errors
 //
 // Device errors are *Error values naming the operation, the interface and

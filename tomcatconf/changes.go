@@ -159,15 +159,18 @@ func (c *RestartChange) Undo(ctx context.Context) error {
 	return err
 }
 
-// DropInChange is a change to a unit's runtime drop-in as a value: the
-// file as it was (Existed, Previous) and the settings it gets.
+// DropInChange is a change to a unit's drop-in as a value: the runtime one,
+// or the persistent one of a Persistent Unit; the file as it was (Existed,
+// Previous) and the settings it gets.
 type DropInChange struct {
-	Unit     string `json:"unit"`
-	Root     string `json:"root,omitempty"`
-	Path     string `json:"path"`
-	Existed  bool   `json:"existed"`
-	Previous string `json:"previous,omitempty"`
-	Next     DropIn `json:"next"`
+	Unit string `json:"unit"`
+	Root string `json:"root,omitempty"`
+	// Persistent is the Unit's: the drop-in under /etc/systemd/system.
+	Persistent bool   `json:"persistent,omitempty"`
+	Path       string `json:"path"`
+	Existed    bool   `json:"existed"`
+	Previous   string `json:"previous,omitempty"`
+	Next       DropIn `json:"next"`
 	// ManagerNoFile is PID 1's hard open-files limit when planned (with
 	// a LimitNOFILE): SetDropIn writes no more than it.
 	ManagerNoFile uint64 `json:"manager_nofile,omitempty"`
@@ -187,7 +190,7 @@ func (u *Unit) PlanDropIn(set func(*DropIn)) (DropInChange, error) {
 	if err != nil {
 		return DropInChange{}, err
 	}
-	c := DropInChange{Unit: u.name(), Root: u.Root, Path: p, Existed: existed, Runner: u.Runner}
+	c := DropInChange{Unit: u.name(), Root: u.Root, Persistent: u.Persistent, Path: p, Existed: existed, Runner: u.Runner}
 	if existed {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -205,7 +208,9 @@ func (u *Unit) PlanDropIn(set func(*DropIn)) (DropInChange, error) {
 	return c, nil
 }
 
-func (c DropInChange) unit() *Unit { return &Unit{Name: c.Unit, Root: c.Root, Runner: c.Runner} }
+func (c DropInChange) unit() *Unit {
+	return &Unit{Name: c.Unit, Root: c.Root, Runner: c.Runner, Persistent: c.Persistent}
+}
 
 // Written is Next as SetDropIn writes it: LimitNOFILE capped at the
 // manager's hard limit.
@@ -223,7 +228,11 @@ func (c DropInChange) Capped() bool { return c.Written().LimitNOFILE != c.Next.L
 
 // Describe names the file, the settings and when they take effect.
 func (c DropInChange) Describe() string {
-	s := fmt.Sprintf("runtime drop-in %s (%s) + systemctl daemon-reload; takes effect at the next restart", c.Path, c.Next)
+	kind := "runtime drop-in"
+	if c.Persistent {
+		kind = "persistent drop-in (read at every boot)"
+	}
+	s := fmt.Sprintf("%s %s (%s) + systemctl daemon-reload; takes effect at the next restart", kind, c.Path, c.Next)
 	if c.Capped() {
 		s += fmt.Sprintf("\nLimitNOFILE=%d capped to %d, systemd's own hard limit (PID 1): a higher value makes the unit fail to start",
 			c.Next.LimitNOFILE, c.ManagerNoFile)

@@ -118,3 +118,35 @@ func TestDropInChange(t *testing.T) {
 	assert.Error(t, c.Verify(ctx), "after the undo the file no longer holds the change")
 	assert.Equal(t, "no setting", tomcatconf.DropIn{}.String())
 }
+
+// A persistent drop-in's change goes through its journal record (JSON)
+// and is undone from there: the record keeps Persistent, so the undo
+// removes the file under /etc, not the runtime one.
+func TestDropInChangePersistentJSON(t *testing.T) {
+	ctx := context.Background()
+	root := systemdRoot(t)
+	f := &fakeSystemd{states: []tomcatconf.UnitState{running(37)}}
+	runtime := &tomcatconf.Unit{Root: root, Runner: f}
+	_, err := runtime.SetDropIn(ctx, tomcatconf.DropIn{CPUAffinity: []int{0}})
+	require.NoError(t, err)
+	rp, err := runtime.DropInPath()
+	require.NoError(t, err)
+
+	u := &tomcatconf.Unit{Root: root, Runner: f, Persistent: true}
+	c, err := u.PlanDropIn(func(d *tomcatconf.DropIn) { d.CPUAffinity = []int{1} })
+	require.NoError(t, err)
+	assert.False(t, c.Existed)
+	assert.Equal(t, tomcatconf.DropIn{CPUAffinity: []int{1}}, c.Next, "the runtime drop-in's settings are not the persistent one's")
+	assert.Contains(t, c.Describe(), "persistent drop-in (read at every boot) "+filepath.Join(root, "etc/systemd/system/tomcat10.service.d/nettune.conf"))
+	require.NoError(t, c.Apply(ctx))
+	require.NoError(t, c.Verify(ctx))
+
+	rec, err := json.Marshal(c)
+	require.NoError(t, err)
+	var back tomcatconf.DropInChange
+	require.NoError(t, json.Unmarshal(rec, &back))
+	back.Runner = f
+	require.NoError(t, back.Undo(ctx))
+	assert.NoFileExists(t, c.Path)
+	assert.FileExists(t, rp)
+}

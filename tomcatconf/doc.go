@@ -49,7 +49,10 @@
 // Daemon runs upstream's `catalina.sh start` with CATALINA_PID instead.
 // When the unit is active or enabled (DetectControl), Start, Stop and
 // Restart go through `systemctl` instead, with the limit in a runtime
-// drop-in (Unit.SetDropIn), so systemd keeps tracking the JVM.
+// drop-in (Unit.SetDropIn), so systemd keeps tracking the JVM. A
+// Persistent Unit keeps its drop-in under /etc/systemd/system/UNIT.d,
+// read at every boot, instead of /run; PlanDropIn returns either as a
+// DropInChange whose Undo puts the previous file back, or none.
 //
 // JVMs, PID, Stop and StopAll find the JVMs in /proc by
 // -Dcatalina.base=Base, whoever started them. Start refuses a second JVM

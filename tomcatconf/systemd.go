@@ -21,8 +21,10 @@ import (
 )
 
 const (
-	// dropInName is the name of the runtime drop-in SetDropIn writes in
-	// /run/systemd/system/UNIT.d/.
+	// dropInName is the name of the drop-in SetDropIn writes in
+	// /run/systemd/system/UNIT.d/ (or /etc/systemd/system/UNIT.d/ for a
+	// Persistent Unit, where a file of the same name shadows the runtime
+	// one).
 	dropInName = "nettune.conf"
 	// defaultUnitTimeout bounds each wait of start, stop and restart.
 	defaultUnitTimeout = 90 * time.Second
@@ -33,7 +35,8 @@ var ErrNoSystemd = errors.New("tomcatconf: systemd is not running")
 
 // Unit is the systemd service unit that runs a Tomcat (Debian's
 // tomcat10.service): its state from systemctl, its journal, and the
-// runtime drop-in that tunes it (LimitNOFILE=, CPUAffinity=). An
+// drop-in that tunes it (LimitNOFILE=, CPUAffinity=): a runtime one, or
+// with Persistent one that stays across reboots. An
 // Instance under ControlSystemd starts, stops and restarts it. The zero
 // value is Debian's unit on this host.
 type Unit struct {
@@ -46,6 +49,13 @@ type Unit struct {
 	// Runner runs systemctl and journalctl. Default nil: run them on
 	// this host.
 	Runner Runner
+	// Persistent makes the drop-in methods (DropInPath, SetDropIn,
+	// RemoveDropIn, RestoreDropIn) use /etc/systemd/system/UNIT.d, which
+	// systemd reads at every boot, instead of the runtime
+	// /run/systemd/system/UNIT.d, which is gone at the next boot. The
+	// persistent file has the runtime one's name, so while it exists it
+	// shadows the runtime one. Default: false (runtime).
+	Persistent bool
 }
 
 func (u *Unit) name() string {
@@ -520,7 +530,7 @@ func capNoFile(want, manager uint64) (uint64, bool) {
 // DropInResult says what SetDropIn or RemoveDropIn did, and holds what a
 // caller needs to journal the change and undo it with RestoreDropIn.
 type DropInResult struct {
-	Path      string // ROOT/run/systemd/system/UNIT.d/nettune.conf
+	Path      string // ROOT/run/systemd/system/UNIT.d/nettune.conf, or under ROOT/etc when Persistent
 	Existed   bool   // a file of that name was there before
 	Previous  []byte // its content; nil when it did not exist
 	Requested DropIn // what the caller asked for (SetDropIn)
@@ -534,17 +544,22 @@ type DropInResult struct {
 	Changed bool // false when the file already held these bytes (or was already absent)
 }
 
-// DropInPath returns ROOT/run/systemd/system/UNIT.d/nettune.conf.
+// DropInPath returns ROOT/run/systemd/system/UNIT.d/nettune.conf, or
+// ROOT/etc/systemd/system/UNIT.d/nettune.conf when the Unit is Persistent.
 func (u *Unit) DropInPath() (string, error) {
 	r, err := u.root()
 	if err != nil {
 		return "", err
 	}
-	return r.Path("run", "systemd", "system", u.name()+".d", dropInName), nil
+	top := "run"
+	if u.Persistent {
+		top = "etc"
+	}
+	return r.Path(top, "systemd", "system", u.name()+".d", dropInName), nil
 }
 
-// SetDropIn writes the runtime drop-in DropInPath (gone at the next boot)
-// with d, then runs `systemctl daemon-reload`. A LimitNOFILE above the
+// SetDropIn writes the drop-in DropInPath (the runtime one, gone at the
+// next boot; with Persistent the one under /etc, read at every boot) with d, then runs `systemctl daemon-reload`. A LimitNOFILE above the
 // manager's hard limit (ROOT/proc/1/limits) is capped to it, and the
 // result says so: systemd cannot give more. The file is written safely
 // (temp file, fsync, rename; on error the old file is intact); the unit's

@@ -297,3 +297,36 @@ func TestDropInFailedWriteChangesNothing(t *testing.T) {
 	assert.DirExists(t, filepath.Join(p, "x"))
 	assert.Zero(t, f.count("systemctl daemon-reload"), "no reload after a failed write")
 }
+
+// A Persistent Unit's drop-in lives under /etc/systemd/system, where
+// systemd reads it at every boot, and shadows the runtime one of the same
+// name; removing it leaves the runtime one alone.
+func TestDropInPersistent(t *testing.T) {
+	ctx := context.Background()
+	root := systemdRoot(t)
+	f := &fakeSystemd{states: []tomcatconf.UnitState{running(37)}}
+	runtime := &tomcatconf.Unit{Root: root, Runner: f}
+	persistent := &tomcatconf.Unit{Root: root, Runner: f, Persistent: true}
+	rp, err := runtime.DropInPath()
+	require.NoError(t, err)
+	pp, err := persistent.DropInPath()
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(root, "etc/systemd/system/tomcat10.service.d/nettune.conf"), pp)
+
+	_, err = runtime.SetDropIn(ctx, tomcatconf.DropIn{CPUAffinity: []int{0}})
+	require.NoError(t, err)
+	set, err := persistent.SetDropIn(ctx, tomcatconf.DropIn{LimitNOFILE: 4096, CPUAffinity: []int{1}})
+	require.NoError(t, err)
+	assert.Equal(t, pp, set.Path)
+	assert.False(t, set.Existed)
+	got, err := os.ReadFile(pp)
+	require.NoError(t, err)
+	assert.Contains(t, string(got), "[Service]\nLimitNOFILE=4096\nCPUAffinity=1\n")
+	assert.Equal(t, 2, f.count("systemctl daemon-reload"))
+
+	require.NoError(t, persistent.RestoreDropIn(ctx, set))
+	assert.NoFileExists(t, pp)
+	assert.NoDirExists(t, filepath.Dir(pp))
+	assert.FileExists(t, rp, "the runtime drop-in is another file")
+	assert.Equal(t, 3, f.count("systemctl daemon-reload"))
+}

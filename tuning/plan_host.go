@@ -22,7 +22,9 @@ type sysctlUndo struct {
 
 // Reverters returns the revert functions for the changes this package
 // makes, bound to h's root, under the Undo kinds "file" (FileChange),
-// "cpu-online" (KeepOnlineChange) and "sysctl" (SysctlChange). Callers add
+// "cpu-online" (KeepOnlineChange) and "sysctl" (SysctlChange). FileEdit
+// and TunedActivation values are journaled under kinds the caller picks
+// (ChangeOf) and reverted with RevertAs. Callers add
 // their own kinds (NIC channels, IRQ affinity) to the map.
 func (h *Host) Reverters() Reverters {
 	return Reverters{

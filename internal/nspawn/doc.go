@@ -5,8 +5,11 @@
 //
 // # Root file system
 //
+// The packages come from the host's apt source for the suite
+// (HostMirror), or debootstrap's default when the host names none.
+//
 // Ensure builds Image into CacheDir/NAME (NAME holds a hash of the suite,
-// mirror, variant and package list, so a changed Image is a new tree) by
+// variant and package list, so a changed Image is a new tree) by
 // running debootstrap into a temporary directory beside it and renaming it
 // into place only when debootstrap succeeded: a tree at NAME is always
 // complete. A flock(2) on CacheDir/.NAME.lock keeps concurrent test
@@ -23,7 +26,9 @@
 // namespaces (--private-network: only its own loopback). Boots are
 // serialised across processes by a flock(2) on CacheDir/.boot.lock, held
 // until Stop, because without a systemd on the host every container shares
-// the caller's cgroup.
+// the caller's cgroup. Container.Interfaces are moved in at Boot
+// (--network-interface=) and back out at Stop; Reboot boots the same
+// overlay again, so what one boot wrote is there at the next.
 //
 // # Privileges
 //

@@ -39,36 +39,50 @@ const (
 
 // Image says what debootstrap installs.
 type Image struct {
-	Suite   string   // Debian suite, e.g. "bookworm"
-	Mirror  string   // e.g. "http://deb.debian.org/debian"
+	Suite string // Debian suite, e.g. "bookworm"
+	// Mirror is the archive debootstrap downloads from. Default "": the
+	// one the host's apt sources give for Suite (HostMirror), or else
+	// debootstrap's own default. It does not shape the tree, so it is not
+	// part of Name.
+	Mirror  string
 	Variant string   // debootstrap --variant, e.g. "minbase"
 	Include []string // debootstrap --include, in order
 }
 
 // TomcatImage is Debian bookworm with systemd as PID 1, curl for HTTP
-// checks inside, and Debian's tomcat10 with its examples (tomcat10.service
-// enabled, Tomcat answering on 127.0.0.1:8080 after boot).
+// checks inside, Debian's tomcat10 with its examples (tomcat10.service
+// enabled, Tomcat answering on 127.0.0.1:8080 after boot), and tuned
+// (tuned.service enabled) with ethtool and iproute2. tuned needs polkitd,
+// which needs a logind: debootstrap does not resolve the virtual package
+// (default-logind | logind), so libpam-systemd, which provides it, is
+// named.
 var TomcatImage = Image{
 	Suite:   "bookworm",
-	Mirror:  "http://deb.debian.org/debian",
 	Variant: "minbase",
-	Include: []string{"systemd", "systemd-sysv", "dbus", "procps", "curl", "tomcat10", "tomcat10-examples"},
+	Include: []string{"systemd", "systemd-sysv", "dbus", "procps", "curl", "tomcat10", "tomcat10-examples",
+		"libpam-systemd", "tuned", "ethtool", "iproute2"},
 }
 
 // Name is the image's directory name under the cache: the suite, the
-// variant and a hash of everything that shapes the tree.
+// variant and a hash of everything that shapes the tree (not the mirror).
 func (im Image) Name() string {
-	sum := sha256.Sum256([]byte(strings.Join(append([]string{im.Suite, im.Mirror, im.Variant}, im.Include...), "\n")))
+	sum := sha256.Sum256([]byte(strings.Join(append([]string{im.Suite, im.Variant}, im.Include...), "\n")))
 	return im.Suite + "-" + im.Variant + "-" + hex.EncodeToString(sum[:6])
 }
 
-// DebootstrapArgs returns debootstrap's arguments to build the image in dir.
+// DebootstrapArgs returns debootstrap's arguments to build the image in
+// dir, from im.Mirror when it is set and with no mirror argument (its own
+// default) when not; Ensure fills in the host's mirror first.
 func (im Image) DebootstrapArgs(dir string) []string {
 	args := []string{"--variant=" + im.Variant}
 	if len(im.Include) > 0 {
 		args = append(args, "--include="+strings.Join(im.Include, ","))
 	}
-	return append(args, im.Suite, dir, im.Mirror)
+	args = append(args, im.Suite, dir)
+	if im.Mirror != "" {
+		args = append(args, im.Mirror)
+	}
+	return args
 }
 
 // BuildResult says what Ensure did.
@@ -81,9 +95,14 @@ type BuildResult struct {
 // Ensure returns the root file system of im under cacheDir, building it
 // with debootstrap when it is not there (see the package documentation).
 // debootstrap's output goes to log (nil: discarded) and, on failure, its
-// last lines into the error. It needs root and network access to
-// im.Mirror; it writes only under cacheDir.
+// last lines into the error. Without im.Mirror it downloads from the
+// host's apt source for im.Suite (HostMirror of "/"), or debootstrap's
+// default when the host has none. It needs root and network access to
+// the mirror; it writes only under cacheDir.
 func Ensure(ctx context.Context, cacheDir string, im Image, log io.Writer) (BuildResult, error) {
+	if im.Mirror == "" {
+		im.Mirror = HostMirror("/", im.Suite)
+	}
 	final := filepath.Join(cacheDir, im.Name())
 	res := BuildResult{Dir: final}
 	if isDir(final) {
@@ -181,6 +200,14 @@ type Container struct {
 	// Upper/etc/x before Boot is /etc/x in the container. Writes inside
 	// the container land here too, never in the cached tree.
 	Upper string
+	// Interfaces are network interfaces of this process's namespace that
+	// systemd-nspawn moves into the container at Boot
+	// (--network-interface=), and moves back out when the container
+	// stops (a device keeps what was set on it inside).
+	// Without udev on the host, Boot makes /sys read-only for
+	// systemd-nspawn (in its own mount namespace), or it would wait for
+	// udev to initialise them.
+	Interfaces []string
 
 	rootfs, work, merged string
 
@@ -190,8 +217,9 @@ type Container struct {
 	console *tailBuffer
 	unlock  func()
 
-	leader int    // host PID of the container's PID 1
-	pidNS  string // readlink of /proc/leader/ns/pid
+	leader  int    // host PID of the container's PID 1
+	pidNS   string // readlink of /proc/leader/ns/pid
+	lockDir string // Boot's lockDir, for Reboot
 }
 
 // New prepares a container of the root file system rootfs in dir (an empty
@@ -222,10 +250,17 @@ func New(rootfs, dir string) (*Container, error) {
 // or degraded, at most timeout (0: DefaultBootTimeout). It takes the boot
 // lock under lockDir (see the package documentation), which Stop releases.
 // It returns how long the boot took. On error the container is stopped.
+//
+// A container that was stopped can be booted again: the same overlay, so
+// what the last boot wrote is still there, as after a reboot.
 func (c *Container) Boot(ctx context.Context, lockDir string, timeout time.Duration) (time.Duration, error) {
 	if c.cmd != nil {
-		return 0, errors.New("nspawn: container already booted")
+		if c.exited() == nil {
+			return 0, errors.New("nspawn: container already booted")
+		}
+		c.cmd, c.waited, c.waitErr, c.leader, c.pidNS = nil, nil, nil, 0, ""
 	}
+	c.lockDir = lockDir
 	if timeout == 0 {
 		timeout = DefaultBootTimeout
 	}
@@ -238,9 +273,21 @@ func (c *Container) Boot(ctx context.Context, lockDir string, timeout time.Durat
 	// The overlay is mounted in the shell's new, private mount namespace,
 	// which systemd-nspawn inherits by exec: it goes away with them.
 	script := `mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3" "$4" && shift 3 && exec systemd-nspawn -D "$@"`
-	c.cmd = exec.Command("/bin/sh", "-c", script, "sh", c.rootfs, c.Upper, c.work, c.merged,
+	if len(c.Interfaces) > 0 && !udevRunning() {
+		// systemd-nspawn moves an interface only once udev has
+		// initialised it, and takes udev to be running whenever /sys is
+		// writable (systemd's udev_available()). On a host without udev,
+		// /sys goes read-only in this private mount namespace (a bind
+		// remount: the host's mount is untouched), as in a container.
+		script = `mount -o remount,bind,ro /sys && ` + script
+	}
+	args := []string{"-c", script, "sh", c.rootfs, c.Upper, c.work, c.merged,
 		"-b", "--register=no", "--keep-unit", "--console=pipe", "--private-network",
-		"--machine="+c.Machine)
+		"--machine=" + c.Machine}
+	for _, ifname := range c.Interfaces {
+		args = append(args, "--network-interface="+ifname)
+	}
+	c.cmd = exec.Command("/bin/sh", args...)
 	c.cmd.Stdout, c.cmd.Stderr = c.console, c.console
 	if c.cmd.SysProcAttr, err = bootProcAttr(); err != nil {
 		c.unlock()
@@ -284,6 +331,33 @@ func (c *Container) Boot(ctx context.Context, lockDir string, timeout time.Durat
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// udevRunning reports whether udev runs on this host: its control socket
+// /run/udev/control exists.
+func udevRunning() bool {
+	_, err := os.Stat("/run/udev/control")
+	return err == nil
+}
+
+// Reboot stops the container (Stop), calls between (nil: nothing) while
+// it is down, and boots the same overlay again with Boot's lock directory
+// and timeout (0: DefaultBootTimeout): what was written in the container
+// before is there after, as after a reboot. between is where a test
+// resets what a real reboot would (a NIC's channel counts).
+func (c *Container) Reboot(ctx context.Context, timeout time.Duration, between func() error) (time.Duration, error) {
+	if c.cmd == nil {
+		return 0, errors.New("nspawn: container was never booted")
+	}
+	if err := c.Stop(ctx); err != nil {
+		return 0, fmt.Errorf("nspawn: reboot: %w", err)
+	}
+	if between != nil {
+		if err := between(); err != nil {
+			return 0, fmt.Errorf("nspawn: reboot: %w", err)
+		}
+	}
+	return c.Boot(ctx, c.lockDir, timeout)
 }
 
 // exited returns an error when systemd-nspawn has ended.

@@ -26,9 +26,50 @@ func TestImageName(t *testing.T) {
 	assert.Equal(t, a.Name(), nspawn.TomcatImage.Name(), "the name is a pure function of the image")
 	assert.NotEqual(t, a.Name(), b.Name(), "another package list is another tree")
 	assert.True(t, strings.HasPrefix(c.Name(), "trixie-minbase-"), c.Name())
+	d := a
+	d.Mirror = "http://mirror.example/debian"
+	assert.Equal(t, a.Name(), d.Name(), "the mirror does not shape the tree")
 	assert.Equal(t, []string{"--variant=minbase",
-		"--include=systemd,systemd-sysv,dbus,procps,curl,tomcat10,tomcat10-examples",
-		"bookworm", "/x", "http://deb.debian.org/debian"}, a.DebootstrapArgs("/x"))
+		"--include=systemd,systemd-sysv,dbus,procps,curl,tomcat10,tomcat10-examples,libpam-systemd,tuned,ethtool,iproute2",
+		"bookworm", "/x"}, a.DebootstrapArgs("/x"), "no mirror named: debootstrap's default")
+	assert.Equal(t, "http://mirror.example/debian", d.DebootstrapArgs("/x")[4])
+}
+
+// The mirror comes from the host's apt sources, in both of their forms and
+// in apt's file order; disabled entries, deb-src, other suites, files apt
+// does not read and sources without main are passed over.
+func TestHostMirror(t *testing.T) {
+	mk := func(t *testing.T, files map[string]string) string {
+		root := t.TempDir()
+		for p, s := range files {
+			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte(s), 0o644))
+		}
+		return root
+	}
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"one-line with options", map[string]string{"etc/apt/sources.list": "# comment\ndeb-src http://src.example/debian bookworm main\n" +
+			"deb [arch=amd64 signed-by=/usr/share/keyrings/k.gpg] http://one.example/debian bookworm main contrib # x\n"}, "http://one.example/debian"},
+		{"deb822, as Debian 12 installs it", map[string]string{"etc/apt/sources.list.d/debian.sources": "Types: deb\n# http://snapshot.debian.org/archive/debian/20250520T000000Z\n" +
+			"URIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n\n" +
+			"Types: deb\nURIs: http://deb.debian.org/debian-security\nSuites: bookworm-security\nComponents: main\n"}, "http://deb.debian.org/debian"},
+		{"disabled stanza, other suite, no main", map[string]string{
+			"etc/apt/sources.list":                   "deb http://old.example/debian bullseye main\ndeb http://nf.example/debian bookworm non-free\n",
+			"etc/apt/sources.list.d/a.sources":       "Enabled: no\nTypes: deb\nURIs: http://off.example/debian\nSuites: bookworm\nComponents: main\n",
+			"etc/apt/sources.list.d/b.list.disabled": "deb http://ignored.example/debian bookworm main\n",
+			"etc/apt/sources.list.d/c.sources":       "Types: deb deb-src\nURIs: https://c.example/debian\n  http://c2.example/debian\nSuites: bookworm\nComponents: main\n"},
+			"https://c.example/debian"},
+		{"cdrom and mirror+file are not for debootstrap", map[string]string{"etc/apt/sources.list": "deb cdrom:[Debian]/ bookworm main\ndeb mirror+file:/etc/apt/m.txt bookworm main\n"}, ""},
+		{"none", map[string]string{}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, nspawn.HostMirror(mk(t, tc.files), "bookworm"))
+		})
+	}
 }
 
 func TestEnsureCached(t *testing.T) {
@@ -67,7 +108,15 @@ func TestEnsureBuildsIntoPlace(t *testing.T) {
 	assert.Empty(t, builds)
 	args, err := os.ReadFile(filepath.Join(bin, "args"))
 	require.NoError(t, err)
-	assert.Contains(t, string(args), "--variant=minbase --include=systemd,systemd-sysv,dbus,procps,curl,tomcat10,tomcat10-examples bookworm ")
+	assert.Contains(t, string(args), "--variant=minbase --include=systemd,systemd-sysv,dbus,procps,curl,tomcat10,tomcat10-examples,libpam-systemd,tuned,ethtool,iproute2 bookworm ")
+	// The mirror is the host's (or none, debootstrap's default), never
+	// one the code names.
+	fields := strings.Fields(string(args))
+	if m := nspawn.HostMirror("/", "bookworm"); m != "" {
+		assert.Equal(t, m, fields[len(fields)-1], "the host's apt source")
+	} else {
+		assert.Contains(t, fields[len(fields)-1], ".build-", "no mirror argument")
+	}
 
 	require.NoError(t, os.Remove(filepath.Join(bin, "args")))
 	res, err = nspawn.Ensure(context.Background(), cache, im, nil)

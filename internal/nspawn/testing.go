@@ -19,6 +19,17 @@ import (
 // missing; under CI=true a missing tool fails it instead.
 func ForTest(t testing.TB, prepare func(upper string) error) *Container {
 	t.Helper()
+	var p func(*Container) error
+	if prepare != nil {
+		p = func(c *Container) error { return prepare(c.Upper) }
+	}
+	return ForTestContainer(t, p)
+}
+
+// ForTestContainer is ForTest with a prepare that gets the Container
+// before Boot: it may place files in Upper and name Interfaces to move in.
+func ForTestContainer(t testing.TB, prepare func(c *Container) error) *Container {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: booting a systemd container needs root")
 	}
@@ -43,7 +54,7 @@ func ForTest(t testing.TB, prepare func(upper string) error) *Container {
 		t.Fatal(err)
 	}
 	if prepare != nil {
-		if err := prepare(c.Upper); err != nil {
+		if err := prepare(c); err != nil {
 			t.Fatalf("nspawn: prepare the container: %v", err)
 		}
 	}
