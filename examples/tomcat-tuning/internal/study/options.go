@@ -76,9 +76,9 @@ type Options struct {
 	Repeat, Connections int
 	// Alpha is the significance level of the uplifts' Mann-Whitney U
 	// test (benchstat's -alpha).
-	Alpha float64
-	Duration            time.Duration
-	WarmUp, WarmUpStep  time.Duration
+	Alpha              float64
+	Duration           time.Duration
+	WarmUp, WarmUpStep time.Duration
 	// JSONFile and PlotFile, when set, get the step table as JSON and as
 	// an SVG bar chart.
 	JSONFile, PlotFile string
