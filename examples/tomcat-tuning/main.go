@@ -49,6 +49,10 @@ func main() {
 	flag.StringVar(&o.Grub, "grub", "", "GRUB defaults file (default: ROOT/etc/default/grub)")
 	flag.StringVar(&o.Root, "root", o.Root, "host root: a fixture or mounted tree for plan mode")
 	flag.StringVar(&o.Iface, "iface", "", "NIC to tune (default: the interface holding the URL's address)")
+	flag.BoolVar(&o.Persist, "persist", false, "with -apply: make the steps that gained significantly survive a reboot (a tuned profile, or systemd pieces; the unit's drop-in; server.xml), journaled for -revert")
+	var persistSteps string
+	flag.StringVar(&persistSteps, "persist-steps", "", "steps -persist and -export keep (default: the steps that gained significantly, and the baseline's)")
+	flag.StringVar(&o.Export, "export", "", "write the persistent files (tuned profile, drop-in, server.xml diff, README) into this folder, changing nothing on the host")
 	flag.StringVar(&o.LoadNetNS, "load-netns", "", "run each load inside this network namespace (ip netns), like the guide's client machine")
 	flag.StringVar(&o.LoadHost, "load-host", "", "run each load on this client machine, [USER@]HOST[:PORT], through ssh (BatchMode, known host keys only), as the guide's wrk2 client; needs -url with an address it reaches")
 	flag.StringVar(&o.SSHConfig, "ssh-config", "", "with -load-host: ssh configuration file (ssh -F)")
@@ -72,6 +76,13 @@ func main() {
 		os.Exit(130)
 	}()
 
+	if persistSteps != "" {
+		var err error
+		if o.PersistSteps, err = study.ParseSteps(persistSteps); err != nil {
+			fmt.Fprintf(os.Stderr, "tomcat-tuning: -persist-steps: %v\n", err)
+			os.Exit(2)
+		}
+	}
 	err := run(ctx, os.Stdout, steps, o, revert)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "tomcat-tuning: %v\n", err)
@@ -101,6 +112,19 @@ func run(ctx context.Context, w io.Writer, steps string, o study.Options, revert
 		return err
 	}
 	study.WriteHost(w, h)
+	if !o.Apply && o.Export != "" {
+		// The guide's plan as files, without measuring or changing anything.
+		p, err := study.PlanPersist(h, o, nil, o.Steps)
+		if err != nil {
+			return err
+		}
+		files, err := p.Export(h, o.Export)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "exported the plan's persistent files to %s: %s\n", o.Export, strings.Join(files, ", "))
+		return nil
+	}
 	if !o.Apply {
 		res, err := study.Plan(ctx, h, o, w)
 		if err != nil || len(res.Measured) == 0 {
@@ -132,9 +156,13 @@ func run(ctx context.Context, w io.Writer, steps string, o study.Options, revert
 			runErr = errors.Join(runErr, err)
 		}
 	}
-	if res.Kept && runErr == nil {
+	switch {
+	case res.Kept && runErr == nil:
 		fmt.Fprintf(w, "changes kept; undo them with -revert -journal %s\n", o.Journal)
-	} else {
+	case len(res.Persisted) > 0:
+		fmt.Fprintf(w, "every measured change reverted; made persistent: %s (undo them with -revert -journal %s)\n",
+			strings.Join(res.Persisted, ", "), o.Journal)
+	default:
 		fmt.Fprintln(w, "every change reverted")
 	}
 	return runErr

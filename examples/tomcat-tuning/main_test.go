@@ -649,3 +649,89 @@ func TestConcurrentApplyRefused(t *testing.T) {
 	_, err = in.PID()
 	assert.ErrorIs(t, err, tomcatconf.ErrNotRunning, "no JVM left")
 }
+
+// TestExportGuideFixture: -export on the Arm guide's host (a fixture
+// root) writes the persistent files of its plan into a folder a user
+// could commit, and nothing outside it: without tuned, a boot unit that
+// keeps CPUs 8-191 offline; with tuned, a profile that includes the
+// active one and takes them offline in [sysfs]; the server.xml diff; a
+// README naming each file. The plan ends with numa-local, so Tomcat keeps
+// CPUs 96-103 of the NIC's node 1, as the guide's last step does.
+func TestExportGuideFixture(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, withTuned := range []bool{false, true} {
+		root := seedsFixture(t, true)
+		if withTuned {
+			require.NoError(t, os.MkdirAll(filepath.Join(root, "etc", "tuned"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(root, "etc", "tuned", "active_profile"), []byte("throughput-performance\n"), 0o644))
+		}
+		xml := filepath.Join(root, tomcatconf.DefaultBase, "conf", "server.xml")
+		before, err := os.ReadFile(xml)
+		require.NoError(t, err)
+		dir := filepath.Join(t.TempDir(), "export")
+		out, err := runProgram(t, ctx, "-root", root, "-export", dir)
+		require.NoError(t, err, "%s", out)
+		assert.Contains(t, out, "exported the plan's persistent files to "+dir)
+		readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+		require.NoError(t, err)
+		patch, err := os.ReadFile(filepath.Join(dir, "server.xml.patch"))
+		require.NoError(t, err)
+		assert.Contains(t, string(patch), `+               maxThreads="7"`)
+		assert.Contains(t, string(patch), `<!--<Valve className="org.apache.catalina.valves.AccessLogValve"`)
+		assert.Contains(t, string(readme), "`server.xml.patch`")
+		_, errAdm := exec.LookPath("tuned-adm")
+		if withTuned && errAdm == nil {
+			conf, err := os.ReadFile(filepath.Join(dir, "etc/tuned/nettune-tomcat/tuned.conf"))
+			require.NoError(t, err)
+			assert.Contains(t, string(conf), "include=throughput-performance")
+			for _, off := range []int{0, 8, 95, 104, 191} {
+				assert.Contains(t, string(conf), fmt.Sprintf("/sys/devices/system/cpu/cpu%d/online=0\n", off))
+			}
+			for _, on := range []int{96, 103} {
+				assert.NotContains(t, string(conf), fmt.Sprintf("/sys/devices/system/cpu/cpu%d/online", on))
+			}
+			assert.Contains(t, string(readme), "tuned-adm profile nettune-tomcat")
+		} else {
+			unit, err := os.ReadFile(filepath.Join(dir, "etc/systemd/system/nettune-cpu-online.service"))
+			require.NoError(t, err)
+			assert.Contains(t, string(unit), "0-95,104-191")
+		}
+		after, err := os.ReadFile(xml)
+		require.NoError(t, err)
+		assert.Equal(t, before, after, "-export changes nothing outside its folder")
+		assert.NoDirExists(t, filepath.Join(root, "etc/tuned/nettune-tomcat"))
+		assert.NoFileExists(t, filepath.Join(root, "etc/systemd/system/nettune-cpu-online.service"))
+	}
+}
+
+// TestApplyPersistRevert: -persist keeps the named step after the run, as
+// a journaled server.xml edit that survives the run's end, and -revert
+// removes it (issue 22, on a copy of Debian's Tomcat run as its child: no
+// unit, so no drop-in, and nothing for tuned to keep).
+func TestApplyPersistRevert(t *testing.T) {
+	testutil.StableCPUs(t)
+	in, port, orig := tomcatBase(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	journal := filepath.Join(t.TempDir(), "j")
+	out, err := runProgram(t, ctx, "-apply", "-persist", "-persist-steps", "access-log", "-cpu-method", "affinity",
+		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port), "-journal", journal,
+		"-steps", "access-log", "-repeat", "2", "-duration", "1s", "-warmup", "1s", "-rate", "200", "-connections", "4")
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, out, "== keep: access-log ==")
+	assert.Contains(t, out, "made persistent: persist-server-xml (undo them with -revert -journal "+journal+")")
+	kept, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	assert.NotEqual(t, orig, kept)
+	assert.Contains(t, string(kept), `<!--<Valve className="org.apache.catalina.valves.AccessLogValve"`)
+	_, err = in.PID()
+	assert.ErrorIs(t, err, tomcatconf.ErrNotRunning, "Tomcat left as found: stopped")
+
+	out, err = runProgram(t, ctx, "-revert", "-journal", journal)
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, out, "reverted persist-server-xml")
+	got, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	assert.Equal(t, orig, got)
+}

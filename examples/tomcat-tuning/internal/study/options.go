@@ -86,6 +86,16 @@ type Options struct {
 	// host root ("/" the running host, else a fixture for planning);
 	// Iface the NIC to tune ("" the one holding the URL's address).
 	Grub, Root, Iface string
+	// Persist (with Apply) makes the kept steps survive a reboot: a tuned
+	// profile or systemd pieces, the unit's persistent drop-in and
+	// server.xml's edits, each journaled for -revert.
+	Persist bool
+	// PersistSteps names the steps -persist and -export keep; empty keeps
+	// the significant gains (and the baseline's steps).
+	PersistSteps []string
+	// Export, when set, writes the same files into this folder instead,
+	// changing nothing on the host.
+	Export string
 	// LoadNetNS runs every load inside this network namespace (ip netns).
 	LoadNetNS string
 	// LoadHost runs every load on this client machine, [USER@]HOST[:PORT],
@@ -134,6 +144,10 @@ func (o Options) Check() error {
 		return fmt.Errorf("-warmup %s: want >= 0 (0: no warm-up)", o.WarmUp)
 	case o.WarmUpStep <= 0:
 		return fmt.Errorf("-warmup-interval %s: want > 0", o.WarmUpStep)
+	case o.Persist && !o.Apply:
+		return errors.New("-persist keeps what -apply measured: give -apply too (or -export DIR to write the files without changing the host)")
+	case o.Persist && o.Keep:
+		return errors.New("-persist makes the gains survive a reboot; -keep leaves this run's runtime state: give one of them")
 	case o.Apply && !o.Live():
 		return errors.New("-apply changes the running host: it cannot be used with -root")
 	}
@@ -143,6 +157,19 @@ func (o Options) Check() error {
 	if o.URL != "" {
 		if err := loadgen.CheckURL(o.URL); err != nil {
 			return fmt.Errorf("-url: %w", err)
+		}
+	}
+	if o.Export != "" {
+		if fi, err := os.Stat(o.Export); err == nil && !fi.IsDir() {
+			return fmt.Errorf("-export %s: a file, want a folder to write into", o.Export)
+		}
+		if err := checkOutput("-export", filepath.Join(o.Export, "README.md")); err != nil {
+			if _, serr := os.Stat(o.Export); serr == nil {
+				return err
+			}
+			if err := checkOutput("-export", o.Export); err != nil {
+				return err
+			}
 		}
 	}
 	for _, f := range []struct{ flag, path string }{{"-json", o.JSONFile}, {"-plot", o.PlotFile}} {

@@ -117,6 +117,8 @@ const (
 	StatusUnchanged = "unchanged"
 	StatusSkipped   = "skipped"
 	StatusFailed    = "failed"
+	// StatusPersisted is a -persist write, kept across reboots.
+	StatusPersisted = "persisted"
 )
 
 // LoadBoundText lists the measured steps whose figures the load

@@ -44,6 +44,9 @@ type Results struct {
 	LoadBound map[string]string
 	// Alpha is the significance level the uplifts are judged at.
 	Alpha float64
+	// Persisted are the persistent files and switches -persist made (the
+	// step names of Persistence.Steps); Exported the files -export wrote.
+	Persisted, Exported []string
 	// Again is the starting configuration measured once more after the
 	// last step (the drift guard); nil when it was not.
 	Again *loadgen.StepFigures
@@ -400,6 +403,9 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 		res.Again = again
 		runErr = err
 	}
+	if runErr == nil && (o.Persist || o.Export != "") {
+		runErr = r.persist(ctx, j, cpuHost, &res)
+	}
 	// The JVM was started with the tuned files: with -keep it stays up
 	// as tuned; otherwise Tomcat is put back as found.
 	var stopErr error
@@ -507,6 +513,45 @@ func hasStep(steps []tuning.Step, name string) bool {
 		}
 	}
 	return false
+}
+
+// persist makes the kept steps persistent (-persist), each write journaled
+// through a second Runner that keeps them, or exports them (-export).
+func (r *run) persist(ctx context.Context, j *tuning.Journal, cpuHost *tuning.Host, res *Results) error {
+	keep := KeepSteps(*res, r.o.PersistSteps)
+	fmt.Fprintf(r.log, "== keep: %s ==\n", firstNonEmpty(strings.Join(keep, ", "), "no step gained significantly"))
+	p, err := PlanPersist(r.h, r.o, r.findings, keep)
+	if err != nil {
+		return err
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(r.log, "note: %s\n", n)
+	}
+	if r.o.Export != "" {
+		files, err := p.Export(r.h, r.o.Export)
+		res.Exported = files
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(r.log, "exported to %s: %s\n", r.o.Export, strings.Join(files, ", "))
+	}
+	if !r.o.Persist {
+		return nil
+	}
+	steps := p.Steps(r.h)
+	if len(steps) == 0 {
+		fmt.Fprintln(r.log, "nothing to make persistent")
+		return nil
+	}
+	runner := &tuning.Runner{Journal: j, Reverters: Reverters(cpuHost), Keep: true}
+	results, err := runner.Run(ctx, announce(r.log, steps))
+	for _, sr := range results {
+		if sr.Status == tuning.StatusApplied {
+			res.Persisted = append(res.Persisted, sr.Name)
+		}
+	}
+	res.Steps = append(res.Steps, results...)
+	return err
 }
 
 // driftGuard measures the starting configuration once more, now that the

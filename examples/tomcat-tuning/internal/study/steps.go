@@ -58,6 +58,9 @@ func Reverters(h *tuning.Host) tuning.Reverters {
 	rev[KindTomcat] = tuning.RevertAs[tomcatconf.RestartChange]()
 	rev[KindDropIn] = tuning.RevertAs[tomcatconf.DropInChange]()
 	rev[KindServerXML] = tuning.RevertAs[tomcatconf.ServerXMLEdit]()
+	rev[KindFile] = tuning.RevertAs[tuning.FileEdit]()
+	rev[KindLinkFile] = tuning.RevertAs[nic.LinkFileEdit]()
+	rev[KindTunedSwitch] = tuning.RevertAs[tuning.TunedActivation]()
 	rev[KindRemoteDir] = revertRemoteDir
 	return rev
 }

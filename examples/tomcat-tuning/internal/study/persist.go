@@ -1,0 +1,361 @@
+//go:build linux
+
+package study
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/nettune/nettune/bootcfg"
+	"github.com/nettune/nettune/internal/rlimit"
+	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/nic"
+	"github.com/nettune/nettune/tomcatconf"
+	"github.com/nettune/nettune/tuning"
+)
+
+// ProfileName is the tuned profile -persist and -export write.
+const ProfileName = "nettune-tomcat"
+
+// Journal kinds of the persistent files and the profile switch.
+const (
+	KindFile        = "persist-file"     // tuning.FileEdit
+	KindLinkFile    = "nic-link-file"    // nic.LinkFileEdit
+	KindTunedSwitch = "tuned-activation" // tuning.TunedActivation
+)
+
+// KeepSteps returns the steps -persist makes persistent: those of names
+// when given, else the baseline steps that changed the host and every
+// other step whose change against the step before was a significant gain
+// (loadgen's verdict; an unsettled step never is).
+func KeepSteps(res Results, names []string) []string {
+	if len(names) > 0 {
+		return names
+	}
+	var keep []string
+	for _, sr := range res.Steps {
+		if res.Baseline[sr.Name] && (sr.Status == tuning.StatusApplied || sr.Status == tuning.StatusReverted) {
+			keep = append(keep, sr.Name)
+		}
+	}
+	for _, r := range res.Comparison().Rows {
+		if r.VsPrevious.Verdict == loadgen.VerdictGain {
+			keep = append(keep, r.Name)
+		}
+	}
+	return keep
+}
+
+// Persistence is what makes the kept steps survive a reboot: a tuned
+// profile (with tuned) or systemd pieces (without), the unit's persistent
+// drop-in, and server.xml's edits. Each part is the value of the package
+// that owns the concern; nil parts are not needed.
+type Persistence struct {
+	// Tuned reports whether tuned is installed here (tuned-adm and
+	// /etc/tuned): the profile carries the CPUs, channels and boot
+	// parameters; otherwise CPUUnit and Link do.
+	Tuned   bool
+	Profile *tuning.TunedProfile
+	CPUUnit *tuning.CPUOnlineUnit
+	Link    *nic.LinkFile
+	// DropIn is the Tomcat unit's persistent drop-in
+	// (/etc/systemd/system/UNIT.d/nettune.conf).
+	DropIn *tomcatconf.DropIn
+	// ServerXML is the kept server.xml edits as one edit.
+	ServerXML *tomcatconf.ServerXMLEdit
+	// Notes say what could not be made persistent, and why.
+	Notes []string
+}
+
+// PlanPersist returns the Persistence of the steps keep, planned from h
+// (the threads step from f's census, else the guide's rule). It changes
+// nothing.
+func PlanPersist(h Host, o Options, f *Findings, keep []string) (Persistence, error) {
+	var p Persistence
+	cpus, err := tuning.New(h.Root)
+	if err != nil {
+		return p, err
+	}
+	_, errAdm := exec.LookPath("tuned-adm")
+	_, errDir := os.Stat(filepath.Join(h.Root, "etc", "tuned"))
+	p.Tuned = errAdm == nil && errDir == nil
+	if p.Tuned {
+		active, err := cpus.ActiveTunedProfile()
+		if err != nil {
+			return p, err
+		}
+		active = slices.DeleteFunc(active, func(n string) bool { return n == ProfileName })
+		p.Profile = &tuning.TunedProfile{Name: ProfileName, Include: active,
+			Summary: "the Arm Neoverse Tomcat guide's steps that gained, kept by nettune"}
+	}
+	kept := func(s string) bool { return slices.Contains(keep, s) }
+	place := InitialPlacement(h, o)
+	for _, s := range []string{StepCPUs, StepNUMALocal} {
+		if kept(s) {
+			place = PlacementAfter(h, o, s, place)
+		}
+	}
+	cpuKept := kept(StepCPUs) || kept(StepNUMALocal)
+	var dropIn tomcatconf.DropIn
+	switch {
+	case cpuKept && o.CPUMethod == MethodHotplug:
+		// At boot every present CPU comes up: keep all but Tomcat's off.
+		off := h.CPUs.Summary.Online.Union(h.CPUs.Summary.Offline).Difference(place.Tomcat)
+		if p.Tuned {
+			p.Profile.Sysfs = tuning.OfflineCPUs(off)
+		} else {
+			p.CPUUnit = &tuning.CPUOnlineUnit{Offline: off}
+		}
+	case cpuKept:
+		dropIn.CPUAffinity = place.Tomcat.IDs()
+	}
+	if kept(StepOpenFiles) {
+		dropIn.LimitNOFILE = rlimit.DefaultNoFile
+	}
+	if dropIn.LimitNOFILE != 0 || len(dropIn.CPUAffinity) > 0 {
+		if h.Tomcat.Usable() && h.Tomcat.Instance.Service != "" {
+			p.DropIn = &dropIn
+		} else {
+			p.Notes = append(p.Notes, fmt.Sprintf("no systemd unit runs Tomcat: %s are set by whoever starts it (the study sets them on each start)", dropIn))
+		}
+	}
+	if kept(StepNICQueues) && h.NIC.Channels != nil {
+		n := min(uint32(place.Tomcat.Len()), h.NIC.Channels.MaxQueues())
+		u := h.NIC.Channels.QueueUpdate(n)
+		switch {
+		case p.Tuned && !h.NIC.Virtual:
+			text, err := h.NIC.Channels.TunedNet(h.NIC.Name, n).Render()
+			if err != nil {
+				return p, err
+			}
+			if p.Profile.Extra, err = tuning.ParseTunedConf(text, "net instance"); err != nil {
+				return p, err
+			}
+		default:
+			c, err := nic.New(&nic.Options{Root: h.Root})
+			if err != nil {
+				return p, err
+			}
+			l, err := c.LinkFile(h.NIC.Name, u)
+			c.Close()
+			if err != nil {
+				p.Notes = append(p.Notes, fmt.Sprintf("channels of %s: no .link file: %v", h.NIC.Name, err))
+			} else {
+				p.Link = &l
+			}
+			if p.Tuned {
+				p.Notes = append(p.Notes, fmt.Sprintf("%s is virtual: tuned's net plugin skips it, so a .link file carries its channels", h.NIC.Name))
+			}
+		}
+	}
+	if kept(StepIOMMU) || (p.Tuned && h.Boot.Grub != nil) {
+		want := paramsText(bootcfg.IOMMUAlign(bootcfg.DefaultIOMMUStrict, bootcfg.DefaultIOMMUPassthrough))
+		if p.Tuned && kept(StepIOMMU) {
+			p.Profile.Cmdline = want
+			p.Notes = append(p.Notes, "the IOMMU parameters ("+want+") apply at the next boot: reboot pending")
+		}
+	}
+	if p.Profile != nil && len(p.Profile.Sysfs) == 0 && len(p.Profile.Sysctl) == 0 && p.Profile.Cmdline == "" && len(p.Profile.Extra.Sections) == 0 {
+		p.Profile = nil // nothing for tuned to keep
+	}
+	if h.Tomcat.Usable() && (kept(StepAccessLog) || kept(StepThreads)) {
+		workers := max(1, h.CPUs.N-1)
+		if f != nil && f.Census != nil {
+			workers = f.Census.MaxThreads
+		}
+		e, err := tomcatconf.EditServerXML(h.Tomcat.Instance.ServerXML(), func(c *tomcatconf.Config) error {
+			if kept(StepAccessLog) {
+				if _, err := c.DisableAccessLog(tomcatconf.AccessLogComment); err != nil {
+					return err
+				}
+			}
+			if kept(StepThreads) {
+				if _, err := c.SetConnector(h.Tomcat.Query, tomcatconf.ArmGuideConnectorAttrs(workers), &tomcatconf.SetOptions{ToExecutor: true}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return p, err
+		}
+		if e.Changed() {
+			p.ServerXML = &e
+		}
+	}
+	return p, nil
+}
+
+// Steps are the persistent writes as steps for a tuning.Runner with Keep,
+// each journaled as its package's value, so -revert removes them: the
+// server.xml edits, the drop-in, the profile and its activation (or the
+// boot unit and the .link file).
+func (p Persistence) Steps(h Host) []tuning.Step {
+	var steps []tuning.Step
+	add := func(name, title string, prepare func() (*tuning.Change, error)) {
+		steps = append(steps, tuning.Step{Name: name, Title: title, Prepare: func(context.Context) (*tuning.Change, error) { return prepare() }})
+	}
+	cpus := func() (*tuning.Host, error) { return tuning.New(h.Root) }
+	if p.ServerXML != nil {
+		e := *p.ServerXML
+		add("persist-server-xml", "server.xml keeps the kept steps' edits", func() (*tuning.Change, error) {
+			return tuning.ChangeOf(KindServerXML, e)
+		})
+	}
+	if p.DropIn != nil {
+		d := *p.DropIn
+		add("persist-drop-in", "the Tomcat unit's persistent drop-in", func() (*tuning.Change, error) {
+			u := h.Tomcat.Instance.Unit()
+			u.Persistent = true
+			c, err := u.PlanDropIn(func(x *tomcatconf.DropIn) { *x = d })
+			if err != nil {
+				return nil, err
+			}
+			return tuning.ChangeOf(KindDropIn, c)
+		})
+	}
+	if p.Profile != nil {
+		prof := *p.Profile
+		add("persist-tuned-profile", "tuned profile "+ProfileName, func() (*tuning.Change, error) {
+			th, err := cpus()
+			if err != nil {
+				return nil, err
+			}
+			e, err := th.PlanTunedProfile(prof)
+			if err != nil {
+				return nil, err
+			}
+			return tuning.ChangeOf(KindFile, e)
+		})
+		add("persist-tuned-activate", "tuned-adm profile "+ProfileName, func() (*tuning.Change, error) {
+			th, err := cpus()
+			if err != nil {
+				return nil, err
+			}
+			a, err := (&tuning.Tuned{}).PlanActivate(th, ProfileName)
+			if err != nil {
+				return nil, err
+			}
+			return tuning.ChangeOf(KindTunedSwitch, a)
+		})
+	}
+	if p.CPUUnit != nil {
+		u := *p.CPUUnit
+		add("persist-cpu-unit", "a boot unit that keeps CPUs offline", func() (*tuning.Change, error) {
+			th, err := cpus()
+			if err != nil {
+				return nil, err
+			}
+			e, err := th.PlanCPUOnlineUnit(u)
+			if err != nil {
+				return nil, err
+			}
+			return tuning.ChangeOf(KindFile, e)
+		})
+	}
+	if p.Link != nil {
+		l := *p.Link
+		add("persist-link-file", "a .link file for "+h.NIC.Name+"'s channels", func() (*tuning.Change, error) {
+			c, err := nic.New(&nic.Options{Root: h.Root})
+			if err != nil {
+				return nil, err
+			}
+			defer c.Close()
+			e, err := c.PlanLinkFile(l)
+			if err != nil {
+				return nil, err
+			}
+			return tuning.ChangeOf(KindLinkFile, e)
+		})
+	}
+	return steps
+}
+
+// Export writes the persistence's files into dir, as they would land on
+// the host, without touching the host: the tuned profile (or the boot unit
+// and the .link file), the unit's drop-in, the server.xml diff, and a
+// README saying what each does and how to apply it. It returns the files
+// written, relative to dir.
+func (p Persistence) Export(h Host, dir string) ([]string, error) {
+	var files []string
+	var readme strings.Builder
+	fmt.Fprintf(&readme, "# nettune: the Arm Tomcat guide's tuning, to roll out\n\n"+
+		"Written by tomcat-tuning -export; nothing on the host that wrote it was changed. Each file\n"+
+		"goes where its path under this folder says; apply them with your own tools (Ansible, a package).\n\n")
+	write := func(rel string, data []byte, what string) error {
+		path := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return err
+		}
+		files = append(files, rel)
+		fmt.Fprintf(&readme, "- `%s`: %s\n", rel, what)
+		return nil
+	}
+	if p.Profile != nil {
+		b, err := p.Profile.Render()
+		if err == nil {
+			err = write(filepath.Join("etc/tuned", ProfileName, "tuned.conf"), b,
+				"the tuned profile (tuned reapplies it at every boot); activate it with `tuned-adm profile "+ProfileName+"`, check it with `tuned-adm verify`, and switch back to "+
+					firstNonEmpty(strings.Join(p.Profile.Include, " "), "your previous profile")+" to undo it")
+		}
+		if err != nil {
+			return files, err
+		}
+	}
+	if p.CPUUnit != nil {
+		b, err := p.CPUUnit.Render()
+		name := firstNonEmpty(p.CPUUnit.Name, tuning.DefaultCPUOnlineUnit)
+		if err == nil {
+			err = write(filepath.Join("etc/systemd/system", name), b,
+				"a oneshot unit that takes the other CPUs offline at boot (no tuned here); `systemctl enable "+name+"`")
+		}
+		if err != nil {
+			return files, err
+		}
+	}
+	if p.Link != nil {
+		b, err := p.Link.Render()
+		if err == nil {
+			err = write(filepath.Join("etc/systemd/network", p.Link.File), b,
+				"the NIC's channel counts at every boot (systemd-udevd applies the first matching .link file; this one carries over the one that applied before)")
+		}
+		if err != nil {
+			return files, err
+		}
+	}
+	if p.DropIn != nil && h.Tomcat.Instance != nil {
+		b, err := p.DropIn.Render()
+		if err == nil {
+			err = write(filepath.Join("etc/systemd/system", h.Tomcat.Instance.Service+".d", "nettune.conf"), b,
+				"the Tomcat unit's limits ("+p.DropIn.String()+"); `systemctl daemon-reload`, then restart the unit")
+		}
+		if err != nil {
+			return files, err
+		}
+	}
+	if p.ServerXML != nil {
+		if err := write("server.xml.patch", []byte(p.ServerXML.Describe()),
+			"server.xml's edits as a unified diff: `patch -p0 < server.xml.patch` from /, then restart Tomcat"); err != nil {
+			return files, err
+		}
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(&readme, "\nNote: %s\n", n)
+	}
+	if len(files) == 0 {
+		return nil, errors.New("-export: no kept step needs a persistent file")
+	}
+	if err := write("README.md", []byte(readme.String()), "this file"); err != nil {
+		return files, err
+	}
+	return files, nil
+}
