@@ -221,3 +221,14 @@ func TestDocumentVerdicts(t *testing.T) {
 	require.True(t, ok)
 	assert.Contains(t, d.Text(), "drift")
 }
+
+// TestEstimate: the defaults' whole study on this machine's shape (four
+// measured steps, the drift guard) stays within about 12 minutes.
+func TestEstimate(t *testing.T) {
+	o := DefaultOptions()
+	o.CPUMethod = MethodAffinity
+	steps := []tuning.Step{{Name: StepCPUs, Baseline: true}, {Name: StepAccessLog}, {Name: StepThreads}}
+	// 4 measurements × (10 s + 30 s + 6 × 6 s + 5 s) + the census.
+	assert.Equal(t, 4*81*time.Second+5500*time.Millisecond, Estimate(o, steps))
+	assert.Less(t, Estimate(o, steps), 12*time.Minute)
+}

@@ -326,6 +326,7 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 		return res, err
 	}
 	defer unlock()
+	fmt.Fprintf(log, "estimated duration: at most about %s\n", Estimate(o, steps).Round(time.Second))
 	// A Tomcat that runs now is restarted as the user it runs as, and
 	// started again that way at the end. Checked before the journal is
 	// created: a refusal changes nothing.
@@ -513,6 +514,32 @@ func hasStep(steps []tuning.Step, name string) bool {
 		}
 	}
 	return false
+}
+
+// restartAllowance is what a restart of Tomcat takes, as budgeted by
+// Estimate (8 s here for Debian's tomcat10 on 2 CPUs).
+const restartAllowance = 10 * time.Second
+
+// Estimate bounds a -apply run's duration before it starts: for the
+// baseline, every other step and the drift guard, a restart, the longest
+// warm-up, -repeat capacity runs (each with a second of connecting and
+// draining) and the latency run; the census after the baseline.
+func Estimate(o Options, steps []tuning.Step) time.Duration {
+	n := 1
+	for _, s := range steps {
+		if !s.Baseline {
+			n++
+		}
+	}
+	if o.CPUMethod == MethodAffinity && n > 1 {
+		n++ // the drift guard
+	}
+	per := restartAllowance + o.WarmUp + time.Duration(o.Repeat)*(o.Duration+time.Second) + o.Duration
+	total := time.Duration(n) * per
+	if hasStep(steps, StepThreads) {
+		total += max(time.Second, o.Duration/2) + 3*time.Second
+	}
+	return total
 }
 
 // persist makes the kept steps persistent (-persist), each write journaled
