@@ -464,7 +464,7 @@ func (in *Instance) startChild(ctx context.Context, a Account, nofile uint64, di
 			// ends, not the process: fork from a thread kept until the
 			// child has exited (the goroutine ends locked, and the thread
 			// with it).
-			cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+			setPdeathsig(cmd.SysProcAttr)
 			runtime.LockOSThread()
 		}
 		if err := rlimit.WithNoFile(nofile, cmd.Start); err != nil {
