@@ -87,3 +87,47 @@ func TestConfigJSONRefuses(t *testing.T) {
 	_, err = loadgen.ReadConfigJSON(strings.NewReader(`not json`))
 	assert.ErrorContains(t, err, "read a load Config")
 }
+
+// FuzzReadConfigJSON: any input either fails with loadgen's message, or
+// reads to a Config that writes and reads back the same.
+func FuzzReadConfigJSON(f *testing.F) {
+	f.Add(`{"url":"http://127.0.0.1:8080/","connections":64,"rate":2000,"duration_ns":5000000000}`)
+	f.Add(`{"url":"https://h/","insecure":true,"no_drain":true,"headers":[{"Name":"X","Value":"y"}],"body":"YQ=="}`)
+	f.Add(`{"url":"x","start_at":"2026-12-03T18:00:00Z","shard":1,"shards":3}`)
+	f.Add(`{}`)
+	f.Add(`not json`)
+	f.Fuzz(func(t *testing.T, in string) {
+		c, err := loadgen.ReadConfigJSON(strings.NewReader(in))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "loadgen: ") {
+				t.Fatalf("error %q does not name the package", err)
+			}
+			return
+		}
+		var b bytes.Buffer
+		if err := loadgen.WriteConfigJSON(&b, c); err != nil {
+			t.Fatalf("write what was read: %v", err)
+		}
+		again, err := loadgen.ReadConfigJSON(&b)
+		if err != nil {
+			t.Fatalf("read back: %v", err)
+		}
+		if !reflect.DeepEqual(normal(c), normal(again)) {
+			t.Fatalf("round trip: %+v != %+v", c, again)
+		}
+	})
+}
+
+// normal makes empty and nil slices, and equal instants, compare equal.
+func normal(c loadgen.Config) loadgen.Config {
+	if len(c.Headers) == 0 {
+		c.Headers = nil
+	}
+	if len(c.Body) == 0 {
+		c.Body = nil
+	}
+	if !c.StartAt.IsZero() {
+		c.StartAt = c.StartAt.UTC()
+	}
+	return c
+}
