@@ -169,12 +169,12 @@ func TestPlanWithoutTomcat(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out, err := runProgram(t, ctx, "-catalina-home", t.TempDir(), "-catalina-base", t.TempDir(),
-		"-duration", "1s", "-warmup", "200ms", "-rate", "200", "-connections", "4")
+		"-repeat", "2", "-duration", "1s", "-warmup", "200ms", "-rate", "200", "-connections", "4")
 	require.NoError(t, err)
 	assert.Contains(t, out, "no Tomcat instance")
 	assert.Contains(t, out, "measuring nettune's built-in HelloWorld server")
 	assert.Contains(t, out, "skipped: no Tomcat instance")
-	row := regexp.MustCompile(`(?m)^baseline\s+([0-9.]+)\s`).FindStringSubmatch(out)
+	row := regexp.MustCompile(`(?m)^baseline(?: \(unsettled\))?\s+([0-9.]+)\s`).FindStringSubmatch(out)
 	require.NotNil(t, row, "no baseline row")
 	rate, err := strconv.ParseFloat(row[1], 64)
 	require.NoError(t, err)
@@ -247,7 +247,7 @@ func TestApplyAffinityRevert(t *testing.T) {
 	defer cancel()
 	out, err := runProgram(t, ctx, "-apply", "-cpu-method", "affinity",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
-		"-journal", journal, "-duration", "1500ms", "-warmup", "1s", "-rate", "500", "-connections", "16",
+		"-journal", journal, "-repeat", "2", "-duration", "1500ms", "-warmup", "1s", "-rate", "500", "-connections", "16",
 		"-json", jsonOut, "-plot", plot)
 	require.NoError(t, err)
 
@@ -264,7 +264,7 @@ func TestApplyAffinityRevert(t *testing.T) {
 
 	// Every measured step has a row with real numbers.
 	for _, name := range []string{"baseline", "access-log", "threads"} {
-		m := regexp.MustCompile(`(?m)^` + name + `\s+([0-9.]+)\s`).FindStringSubmatch(out[strings.Index(out, "== Step table =="):])
+		m := regexp.MustCompile(`(?m)^` + name + `(?: \(unsettled\))?\s+([0-9.]+)\s`).FindStringSubmatch(out[strings.Index(out, "== Step table =="):])
 		require.NotNil(t, m, "no %s row in the step table", name)
 		v, err := strconv.ParseFloat(m[1], 64)
 		require.NoError(t, err)
@@ -317,7 +317,7 @@ func TestKeepThenRevertRestartsTomcat(t *testing.T) {
 	out, err := runProgram(t, ctx, "-apply", "-keep", "-cpu-method", "affinity",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-journal", journal, "-steps", "access-log",
-		"-duration", "1s", "-warmup", "3s", "-warmup-interval", "1s", "-rate", "200", "-connections", "8")
+		"-repeat", "2", "-duration", "1s", "-warmup", "3s", "-warmup-interval", "1s", "-rate", "200", "-connections", "8")
 	require.NoError(t, err)
 	assert.Contains(t, out, "changes kept; undo them with -revert")
 	tuned, err := in.PID()
@@ -450,7 +450,7 @@ func startAccessLogStep(t *testing.T, ctx context.Context, in *tomcatconf.Instan
 	return startUntil(t, ctx, "== measure access-log", "-apply", "-cpu-method", "affinity",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-journal", journal, "-steps", "access-log,threads",
-		"-duration", "2s", "-warmup", "3s", "-warmup-interval", "1s", "-rate", "200", "-connections", "8")
+		"-repeat", "2", "-duration", "2s", "-warmup", "3s", "-warmup-interval", "1s", "-rate", "200", "-connections", "8")
 }
 
 // TestInterruptReverts sends SIGINT while a step is measured: the run
@@ -510,7 +510,7 @@ func TestApplyHotplug(t *testing.T) {
 	out, err := runProgram(t, ctx, "-apply", "-cpus", "1",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-journal", filepath.Join(t.TempDir(), "j"), "-steps", "cpus",
-		"-duration", "1s", "-warmup", "500ms", "-rate", "300", "-connections", "8")
+		"-repeat", "2", "-duration", "1s", "-warmup", "500ms", "-rate", "300", "-connections", "8")
 	require.NoError(t, err)
 	assert.Contains(t, out, "take offline: 1")
 	assert.Regexp(t, `(?m)^baseline: [1-9]\d* requests/s`, out, "the baseline is measured with cpu1 offline")

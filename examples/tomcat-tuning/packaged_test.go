@@ -61,7 +61,7 @@ func packagedStudy(t *testing.T) (*tomcatconf.Instance, []string) {
 		assert.Equal(t, rootBefore, testutil.RootOwnedFiles(t, packagedDirs...), "no new root-owned files under %v", packagedDirs)
 	})
 	return in, []string{"-apply", "-cpu-method", "affinity", "-journal", filepath.Join(t.TempDir(), "study.journal"),
-		"-steps", "access-log,threads", "-duration", "2s", "-warmup", "1s", "-rate", "500", "-connections", "16"}
+		"-steps", "access-log,threads", "-repeat", "2", "-duration", "2s", "-warmup", "1s", "-rate", "500", "-connections", "16"}
 }
 
 func jvmsOf(t *testing.T, in *tomcatconf.Instance) []tomcatconf.JVM {
@@ -204,7 +204,7 @@ func TestPlanPackaged(t *testing.T) {
 	in, _ := packagedStudy(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	out, err := runProgram(t, ctx, "-steps", "access-log,threads", "-duration", "1s", "-warmup", "500ms", "-rate", "300", "-connections", "8")
+	out, err := runProgram(t, ctx, "-steps", "access-log,threads", "-repeat", "2", "-duration", "1s", "-warmup", "500ms", "-rate", "300", "-connections", "8")
 	require.NoError(t, err)
 	m := regexp.MustCompile(`started the temporary copy (\S+): JVM (\d+) as (\S+)`).FindStringSubmatch(out)
 	require.NotNil(t, m, "the baseline runs on a temporary copy")
@@ -256,7 +256,7 @@ func TestKillPlanLeavesNoCopy(t *testing.T) {
 	in, _ := packagedStudy(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd, wait := startUntil(t, ctx, "measuring a temporary copy of", "-steps", "access-log", "-duration", "1s",
+	cmd, wait := startUntil(t, ctx, "measuring a temporary copy of", "-steps", "access-log", "-repeat", "2", "-duration", "1s",
 		"-warmup", "20s", "-warmup-interval", "1s", "-rate", "300", "-connections", "8")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	out, _ := wait()

@@ -584,15 +584,19 @@ func (r *run) persist(ctx context.Context, j *tuning.Journal, cpuHost *tuning.Ho
 // driftGuard measures the starting configuration once more, now that the
 // runner has reverted every step, so that a drift over the study (a JIT
 // still compiling, the host's neighbours) shows against the baseline.
-// Under hotplug the baseline's CPU set is reverted with the rest, so the
-// starting configuration cannot be had again: it says so and measures
-// nothing.
+// Under hotplug the baseline's CPU set, and under systemd the baseline's
+// drop-in, are reverted with the rest, so the starting configuration
+// cannot be had again: it says so and measures nothing.
 func (r *run) driftGuard(ctx context.Context, steps []tuning.Step) (*loadgen.StepFigures, error) {
 	if r.o.RemoteLoad || len(r.measured) < 2 {
 		return nil, nil
 	}
 	if r.o.CPUMethod != MethodAffinity && hasStep(steps, StepCPUs) {
 		fmt.Fprintln(r.log, "drift guard: not measured: under -cpu-method hotplug the baseline's CPUs are reverted with the other steps (use -cpu-method affinity)")
+		return nil, nil
+	}
+	if r.h.Tomcat.Systemd() && (hasStep(steps, StepCPUs) || hasStep(steps, StepOpenFiles)) {
+		fmt.Fprintln(r.log, "drift guard: not measured: the baseline's unit drop-in (CPUAffinity=, LimitNOFILE=) is reverted with the other steps")
 		return nil, nil
 	}
 	fmt.Fprintln(r.log, "== measure the baseline again (drift guard) ==")
