@@ -43,15 +43,15 @@ func TestPickBest(t *testing.T) {
 			verdicts: []loadgen.Verdict{loadgen.VerdictLoss, loadgen.VerdictNoChange, ""},
 		},
 		{
-			name: "equal p99: the higher capacity",
+			name:  "equal p99: the higher capacity",
 			cands: []loadgen.StepFigures{cand("a", 1000, 3, 700, 2*ms), cand("b", 1001, 3, 700, 2*ms)},
-			best: 1, tied: []int{0, 1}, why: "lowest p99 at 700 req/s (2.00ms) of 2",
+			best:  1, tied: []int{0, 1}, why: "lowest p99 at 700 req/s (2.00ms) of 2",
 			verdicts: []loadgen.Verdict{loadgen.VerdictNoChange, ""},
 		},
 		{
-			name: "latency at different rates cannot break the tie",
+			name:  "latency at different rates cannot break the tie",
 			cands: []loadgen.StepFigures{cand("a", 1000, 3, 700, 1*ms), cand("b", 1001, 3, 650, 9*ms)},
-			best: 1, tied: []int{0, 1}, why: "no common-rate p99",
+			best:  1, tied: []int{0, 1}, why: "no common-rate p99",
 			verdicts: []loadgen.Verdict{loadgen.VerdictNoChange, ""},
 		},
 		{
