@@ -212,6 +212,10 @@ func sig3(v float64) string {
 // compare like for like.
 type StepFigures struct {
 	Name string `json:"name"`
+	// Setting, when not empty, is what the step chose among candidates
+	// measured in its place (PickBest), shown after Name in Text, e.g.
+	// "maxThreads=4 (measured best; the guide's rule 1: -27 %)".
+	Setting string `json:"setting,omitempty"`
 	// Capacity is the achieved rate of the saturating runs, in
 	// requests/s (Capacity.Rate of MeasureCapacity).
 	Capacity Spread `json:"capacity_rps"`
@@ -346,8 +350,8 @@ func (c StepComparison) Throughput() Comparison {
 // "(noise)" when inside the spread, for steps without their runs), the
 // reference's change beside it when a step has one, then, at the common
 // rate, p50, p99 and max latency with p99's change, and errors; the JVM's
-// CPU at the common rate when sampled. An unsettled step's name is
-// followed by " (unsettled)".
+// CPU at the common rate when sampled. A step's Setting follows its name,
+// then, for an unsettled step, " (unsettled)".
 func (c StepComparison) Text() string {
 	withCPU := false
 	refSource := ""
@@ -382,6 +386,9 @@ func (c StepComparison) Text() string {
 			at = fmt.Sprintf("%.0f", r.Latency.Load)
 		}
 		name := r.Name
+		if r.Setting != "" {
+			name += " " + r.Setting
+		}
 		if r.Unsettled {
 			name += " (unsettled)"
 		}

@@ -115,6 +115,16 @@ func (ch Channels) MaxQueues() uint32 {
 	return min(ch.MaxRX, ch.MaxTX)
 }
 
+// Queues returns the queue pairs the device has now, as MaxQueues counts
+// them: its combined channels when it has combined ones, the smaller of
+// its rx and tx channels otherwise.
+func (ch Channels) Queues() uint32 {
+	if ch.HasCombined() {
+		return ch.Combined
+	}
+	return min(ch.RX, ch.TX)
+}
+
 // With returns ch with the counts u names changed, after the checks the
 // kernel makes before it calls the driver (net/ethtool/channels.c): every
 // count at most its maximum (ErrExceedsMaximum), and at least one RX and

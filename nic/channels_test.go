@@ -240,3 +240,26 @@ func TestChannelsChangeString(t *testing.T) {
 	assert.Equal(t, "no change", nic.ChannelsChange{}.String())
 	assert.Equal(t, "rx 0 tx 0 other 0 combined 63", c.Before.Update().String())
 }
+
+func TestQueues(t *testing.T) {
+	tests := []struct {
+		name string
+		ch   nic.Channels
+		want uint32
+	}{
+		{"mlx5 combined 8 of 63", nic.Channels{MaxCombined: 63, Combined: 8, MaxOther: 1, Other: 1}, 8},
+		{"veth rx 8 tx 8", nic.Channels{MaxRX: 8, MaxTX: 8, RX: 8, TX: 8}, 8},
+		{"rx/tx uneven: the smaller", nic.Channels{MaxRX: 8, MaxTX: 8, RX: 8, TX: 2}, 2},
+		{"none (lo)", nic.Channels{}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.ch.Queues())
+			if tt.want > 0 {
+				got, err := tt.ch.With(tt.ch.QueueUpdate(tt.want))
+				require.NoError(t, err)
+				assert.Equal(t, tt.want, got.Queues(), "QueueUpdate(Queues()) keeps the count")
+			}
+		})
+	}
+}

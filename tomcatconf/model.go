@@ -2,6 +2,7 @@ package tomcatconf
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/beevik/etree"
@@ -278,4 +279,36 @@ func describe(cs []Connector) string {
 		parts = append(parts, fmt.Sprintf("%s (line %d)", cn.Name(), cn.Line))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// MaxThreads returns the size of the request-processing pool of the one
+// Connector q selects, as Tomcat would run it: its Executor's maxThreads
+// when it uses an Executor that exists, else its own, else Tomcat's
+// documented default (200). A value that is not a number (a ${...}
+// placeholder) is an error naming the file, the element and the value.
+func (c *Config) MaxThreads(q ConnectorQuery) (int, error) {
+	cn, err := c.FindConnector(q)
+	if err != nil {
+		return 0, err
+	}
+	elem, what := elemConnector, "Connector "+cn.Name()
+	v, set := cn.Attr("maxThreads")
+	if cn.Executor != "" {
+		if ex, err := c.FindExecutor(cn.Service, cn.Executor); err == nil {
+			elem, what = elemExecutor, fmt.Sprintf("Executor %q", ex.Name)
+			v, set = ex.Attr("maxThreads")
+		}
+	}
+	if !set {
+		m, err := specs(elem)
+		if err != nil {
+			return 0, err
+		}
+		v = m["maxThreads"].Default
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%w: %s: %s: maxThreads=%q: want a whole number of threads, 1 or more", ErrInvalidValue, c.path, what, v)
+	}
+	return n, nil
 }

@@ -38,6 +38,7 @@ func main() {
 	flag.Float64Var(&o.CapacityRate, "capacity-rate", o.CapacityRate, "requests/s offered by each capacity run, far above what Tomcat answers (wrk2 -R)")
 	flag.IntVar(&o.Repeat, "repeat", o.Repeat, "capacity runs per step: the table shows their median and range, and tests each uplift on them")
 	flag.Float64Var(&o.Alpha, "alpha", o.Alpha, "significance level of the uplifts' Mann-Whitney U test (benchstat's -alpha)")
+	flag.StringVar(&o.Search, "search", o.Search, "on: measure candidates where the guide applies a rule (maxThreads: CPUs-1, the census, 2x and 4x CPUs, the pool before; NIC queues: 1, CPUs/2, CPUs, the maximum) and keep the best; off: the guide's rules exactly")
 	flag.Float64Var(&o.Rate, "rate", o.Rate, fmt.Sprintf("requests/s of the latency run, common to every step (0: %.0f%% of the baseline's capacity)", 100*study.DefaultLatencyShare))
 	flag.IntVar(&o.Connections, "connections", o.Connections, "load connections (wrk2 -c)")
 	flag.DurationVar(&o.Duration, "duration", o.Duration, "length of each capacity run and of the latency run (wrk2 -d)")

@@ -56,6 +56,13 @@ func program(t *testing.T) string {
 	return binPath
 }
 
+// stepRow matches the step table's row of a step and captures its
+// capacity: the name, a searched step's setting ("maxThreads=4 (measured
+// best; …)"), " (unsettled)", then the figure.
+func stepRow(name string) *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `(?: \S+=\d+ \([^)\n]*\))?(?: \(unsettled\))?\s+([0-9.]+)\s`)
+}
+
 func runProgram(t *testing.T, ctx context.Context, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, program(t), args...)
@@ -243,7 +250,9 @@ func TestApplyAffinityRevert(t *testing.T) {
 	plot := filepath.Join(t.TempDir(), "steps.svg")
 	jsonOut := filepath.Join(t.TempDir(), "steps.json")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// The threads step searches maxThreads (-search on): two or three
+	// candidates more than the rule.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	out, err := runProgram(t, ctx, "-apply", "-cpu-method", "affinity",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
@@ -264,7 +273,7 @@ func TestApplyAffinityRevert(t *testing.T) {
 
 	// Every measured step has a row with real numbers.
 	for _, name := range []string{"baseline", "access-log", "threads"} {
-		m := regexp.MustCompile(`(?m)^` + name + `(?: \(unsettled\))?\s+([0-9.]+)\s`).FindStringSubmatch(out[strings.Index(out, "== Step table =="):])
+		m := stepRow(name).FindStringSubmatch(out[strings.Index(out, "== Step table =="):])
 		require.NotNil(t, m, "no %s row in the step table", name)
 		v, err := strconv.ParseFloat(m[1], 64)
 		require.NoError(t, err)
@@ -273,6 +282,12 @@ func TestApplyAffinityRevert(t *testing.T) {
 	assert.Regexp(t, `pinned JVM \d+ to CPUs \S+`, out)
 	assert.Contains(t, out, "thread census of JVM")
 	assert.Regexp(t, `recommended maxThreads=\d+`, out)
+	// The search: the rule first, then the other candidates in its place,
+	// one kept and named in the table's row.
+	assert.Regexp(t, `== threads: try maxThreads=\d+ \(`, out)
+	assert.Regexp(t, `threads: maxThreads searched over 1, `, out)
+	assert.Regexp(t, `kept maxThreads=\d+: `, out)
+	assert.Regexp(t, `(?m)^threads maxThreads=\d+ \((measured best; the guide's rule 1: |the guide's rule, measured best of )`, out[strings.Index(out, "== Step table =="):])
 	assert.Regexp(t, `(?m)^access-log\s+reverted`, out)
 	assert.Regexp(t, `(?m)^threads\s+reverted`, out)
 	assert.Contains(t, out, "one NUMA node")

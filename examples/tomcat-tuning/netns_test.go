@@ -242,6 +242,11 @@ poll:
 	assert.True(t, seen[nic.Channels{MaxRX: 8, MaxTX: 8, RX: want, TX: want}],
 		"the study never set %s to rx %d tx %d; seen: %v", n.srvIf, want, want, seen)
 	assert.Regexp(t, `(?m)^nic-queues\s+reverted`, text)
+	// The search over the queue counts (-search on): one queue is among
+	// the candidates, set for real, and one count is kept.
+	assert.Contains(t, text, "nic-queues: queues searched over")
+	assert.True(t, seen[nic.Channels{MaxRX: 8, MaxTX: 8, RX: 1, TX: 1}], "the search never set %s to one queue; seen: %v", n.srvIf, seen)
+	assert.Regexp(t, `kept queues=\d+: `, text)
 	assert.Contains(t, text, "every change reverted")
 
 	// Both measurements ran over the veth: a request is at least one
@@ -249,7 +254,7 @@ poll:
 	// each at 300/s the load offered 900 (plus the warm-ups).
 	table := text[strings.Index(text, "== Step table =="):]
 	for _, name := range []string{"baseline", "nic-queues"} {
-		row := regexp.MustCompile(`(?m)^` + name + `(?: \(unsettled\))?\s+([0-9.]+)\s`).FindStringSubmatch(table)
+		row := stepRow(name).FindStringSubmatch(table)
 		require.NotNil(t, row, "no %s row in the step table", name)
 		v, err := strconv.ParseFloat(row[1], 64)
 		require.NoError(t, err)

@@ -61,7 +61,7 @@ func packagedStudy(t *testing.T) (*tomcatconf.Instance, []string) {
 		assert.Equal(t, rootBefore, testutil.RootOwnedFiles(t, packagedDirs...), "no new root-owned files under %v", packagedDirs)
 	})
 	return in, []string{"-apply", "-cpu-method", "affinity", "-journal", filepath.Join(t.TempDir(), "study.journal"),
-		"-steps", "access-log,threads", "-repeat", "2", "-duration", "2s", "-warmup", "1s", "-rate", "500", "-connections", "16"}
+		"-steps", "access-log,threads", "-search", "off", "-repeat", "2", "-duration", "2s", "-warmup", "1s", "-rate", "500", "-connections", "16"}
 }
 
 func jvmsOf(t *testing.T, in *tomcatconf.Instance) []tomcatconf.JVM {

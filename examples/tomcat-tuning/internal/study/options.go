@@ -103,13 +103,17 @@ type Options struct {
 	// LoadWorker is the worker binary copied there (default: the study's
 	// own, for a client of this machine's architecture).
 	LoadHost, SSHConfig, LoadWorker string
+	// Search is SearchOn to measure candidates where the guide applies a
+	// rule (maxThreads, the queue count) and keep the best, SearchOff to
+	// apply the guide's rules exactly.
+	Search string
 }
 
 // DefaultOptions returns the options with every default.
 func DefaultOptions() Options {
 	return Options{Journal: DefaultJournal(), Steps: StepNames(), CPUs: DefaultCPUs, CPUMethod: MethodHotplug,
 		Rate: DefaultRate, CapacityRate: DefaultCapacityRate, Repeat: DefaultRepeat, Alpha: DefaultAlpha, Connections: DefaultConnections,
-		Duration: DefaultDuration, WarmUp: DefaultWarmUp, WarmUpStep: DefaultWarmUpStep, Root: "/"}
+		Duration: DefaultDuration, WarmUp: DefaultWarmUp, WarmUpStep: DefaultWarmUpStep, Root: "/", Search: SearchOn}
 }
 
 // DefaultJournal is the study's journal in the state directory
@@ -128,6 +132,8 @@ func (o Options) Check() error {
 		return fmt.Errorf("-cpu-method %q: want %s or %s", o.CPUMethod, MethodHotplug, MethodAffinity)
 	case o.CPUs < 1:
 		return fmt.Errorf("-cpus %d: want 1 or more", o.CPUs)
+	case o.Search != SearchOn && o.Search != SearchOff:
+		return fmt.Errorf("-search %q: want %s (measure candidates where the guide applies a rule) or %s (the guide's rules exactly)", o.Search, SearchOn, SearchOff)
 	case o.CapacityRate <= 0 || math.IsInf(o.CapacityRate, 0) || math.IsNaN(o.CapacityRate):
 		return fmt.Errorf("-capacity-rate %g: want requests/s > 0, far above what Tomcat answers", o.CapacityRate)
 	case o.Repeat < 1:

@@ -127,6 +127,9 @@ func PlanPersist(h Host, o Options, f *Findings, keep []string) (Persistence, er
 	}
 	if kept(StepNICQueues) && h.NIC.Channels != nil {
 		n := min(uint32(place.Tomcat.Len()), h.NIC.Channels.MaxQueues())
+		if f != nil && f.Queues > 0 {
+			n = f.Queues // the search's choice
+		}
 		u := h.NIC.Channels.QueueUpdate(n)
 		switch {
 		case p.Tuned && !h.NIC.Virtual:
@@ -166,8 +169,8 @@ func PlanPersist(h Host, o Options, f *Findings, keep []string) (Persistence, er
 	}
 	if h.Tomcat.Usable() && (kept(StepAccessLog) || kept(StepThreads)) {
 		workers := max(1, h.CPUs.N-1)
-		if f != nil && f.Census != nil {
-			workers = f.Census.MaxThreads
+		if f != nil && f.MaxThreads > 0 {
+			workers = f.MaxThreads // the search's choice
 		}
 		e, err := tomcatconf.EditServerXML(h.Tomcat.Instance.ServerXML(), func(c *tomcatconf.Config) error {
 			if kept(StepAccessLog) {

@@ -44,6 +44,9 @@ type Document struct {
 	// Drift is the starting configuration measured again after the last
 	// step, against the baseline; absent when it was not.
 	Drift *loadgen.Drift `json:"drift,omitempty"`
+	// Searches are the searched steps: every candidate's value, reason
+	// and figures, and which was kept and why.
+	Searches []Search `json:"searches,omitempty"`
 }
 
 // StepJSON is one step: measured (with its figures), unchanged, skipped
@@ -68,6 +71,9 @@ type StepJSON struct {
 
 // MeasuredJSON are a measured step's figures.
 type MeasuredJSON struct {
+	// Setting is what a searched step kept, e.g. "maxThreads=4 (measured
+	// best; the guide's rule 1: −27 %)"; empty for other steps.
+	Setting         string  `json:"setting,omitempty"`
 	Capacity        float64 `json:"capacity_rps"` // median of the runs
 	CapacityMin     float64 `json:"capacity_min_rps"`
 	CapacityMax     float64 `json:"capacity_max_rps"`
@@ -146,7 +152,7 @@ func DocumentOf(o Options, res Results) Document {
 		rows[r.Name] = r
 	}
 	doc := Document{CapacityRate: o.CapacityRate, Repeat: o.Repeat, Connections: o.Connections, Duration: o.Duration.Seconds(),
-		Alpha: cmp.Options.Alpha}
+		Alpha: cmp.Options.Alpha, Searches: res.Searches}
 	if d, ok := res.Drift(); ok {
 		doc.Drift = &d
 	}
@@ -186,6 +192,7 @@ func measuredOf(r loadgen.StepRow) *MeasuredJSON {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	l := r.Latency
 	m := &MeasuredJSON{
+		Setting:  r.Setting,
 		Capacity: r.Capacity.Median, CapacityMin: r.Capacity.Min, CapacityMax: r.Capacity.Max,
 		CapacityRuns: r.Capacity.N, CapacityErrors: r.CapacityErrors,
 		VsBaseline: r.VsBaseline.Percent, VsBaselineNoise: r.VsBaseline.Noise,

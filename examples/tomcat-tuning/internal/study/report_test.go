@@ -95,6 +95,7 @@ func TestCheck(t *testing.T) {
 	}{
 		{func(o *Options) { o.CPUMethod = "magic" }, `-cpu-method "magic": want hotplug or affinity`},
 		{func(o *Options) { o.CPUs = 0 }, "-cpus 0: want 1 or more"},
+		{func(o *Options) { o.Search = "maybe" }, `-search "maybe": want on (measure candidates where the guide applies a rule) or off`},
 		{func(o *Options) { o.Repeat = 0 }, "-repeat 0: want 1 or more"},
 		{func(o *Options) { o.Apply, o.Root = true, "/tmp" }, "cannot be used with -root"},
 		{func(o *Options) { o.Steps = []string{"nope"} }, `-steps: unknown step "nope"`},
@@ -223,12 +224,15 @@ func TestDocumentVerdicts(t *testing.T) {
 }
 
 // TestEstimate: the defaults' whole study on this machine's shape (four
-// measured steps, the drift guard) stays within about 12 minutes.
+// measured steps, three more candidates of the threads search, the drift
+// guard) stays within about 12 minutes.
 func TestEstimate(t *testing.T) {
 	o := DefaultOptions()
 	o.CPUMethod = MethodAffinity
 	steps := []tuning.Step{{Name: StepCPUs, Baseline: true}, {Name: StepAccessLog}, {Name: StepThreads}}
-	// 4 measurements × (10 s + 30 s + 6 × 6 s + 5 s) + the census.
-	assert.Equal(t, 4*81*time.Second+5500*time.Millisecond, Estimate(o, steps))
+	// 7 measurements × (10 s + 30 s + 6 × 6 s + 5 s) + the census.
+	assert.Equal(t, 7*81*time.Second+5500*time.Millisecond, Estimate(o, steps))
 	assert.Less(t, Estimate(o, steps), 12*time.Minute)
+	o.Search = SearchOff
+	assert.Equal(t, 4*81*time.Second+5500*time.Millisecond, Estimate(o, steps), "the rules alone")
 }

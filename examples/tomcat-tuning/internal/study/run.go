@@ -50,6 +50,9 @@ type Results struct {
 	// Again is the starting configuration measured once more after the
 	// last step (the drift guard); nil when it was not.
 	Again *loadgen.StepFigures
+	// Searches are the searched steps with every candidate's figures and
+	// the choice (-search on).
+	Searches []Search
 }
 
 // Comparison is the step table of the measured figures, every uplift
@@ -91,6 +94,8 @@ type run struct {
 	stdin    *bufio.Reader
 	// client is -load-host's client, once its worker is in place.
 	client *SSHClient
+	// searches are the searches done so far.
+	searches []Search
 }
 
 func newRun(h Host, o Options, log io.Writer) *run {
@@ -395,10 +400,16 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 			} else {
 				r.place = PlacementAfter(h, o, sr.Name, r.place)
 			}
-			return r.measureStep(ctx, sr.Name)
+			if err := r.measureStep(ctx, sr.Name); err != nil {
+				return err
+			}
+			if s := r.findings.Searches[sr.Name]; s != nil && sr.Status == tuning.StatusApplied && !r.o.RemoteLoad {
+				return r.search(ctx, s)
+			}
+			return nil
 		}}
 	results, runErr := runner.Run(ctx, announce(log, steps))
-	res.Steps, res.Measured, res.LoadBound = results, r.measured, r.bound
+	res.Steps, res.Measured, res.LoadBound, res.Searches = results, r.measured, r.bound, r.searches
 	if runErr == nil && !o.Keep {
 		again, err := r.driftGuard(ctx, steps)
 		res.Again = again
@@ -521,14 +532,19 @@ func hasStep(steps []tuning.Step, name string) bool {
 const restartAllowance = 10 * time.Second
 
 // Estimate bounds a -apply run's duration before it starts: for the
-// baseline, every other step and the drift guard, a restart, the longest
-// warm-up, -repeat capacity runs (each with a second of connecting and
-// draining) and the latency run; the census after the baseline.
+// baseline, every other step, each candidate a search may measure besides
+// the rule (three for threads and for nic-queues) and the drift guard, a
+// restart, the longest warm-up, -repeat capacity runs (each with a second
+// of connecting and draining) and the latency run; the census after the
+// baseline.
 func Estimate(o Options, steps []tuning.Step) time.Duration {
 	n := 1
 	for _, s := range steps {
 		if !s.Baseline {
 			n++
+		}
+		if o.Search != SearchOff && (s.Name == StepThreads || s.Name == StepNICQueues) {
+			n += 3
 		}
 	}
 	if o.CPUMethod == MethodAffinity && n > 1 {

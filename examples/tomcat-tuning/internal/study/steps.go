@@ -70,6 +70,21 @@ func Reverters(h *tuning.Host) tuning.Reverters {
 // Census plans from the guide's rule.
 type Findings struct {
 	Census *tomcatconf.Recommendation
+	// Searches are the searched steps as planned (Options.Search), by
+	// step name; the run measures their candidates after the step.
+	Searches map[string]*Search
+	// MaxThreads and Queues are the values the searches kept; 0 before
+	// (or without) a search: the guide's rule.
+	MaxThreads int
+	Queues     uint32
+}
+
+// search records a step's planned search.
+func (f *Findings) search(s *Search) {
+	if f.Searches == nil {
+		f.Searches = map[string]*Search{}
+	}
+	f.Searches[s.Step] = s
 }
 
 // planner prepares the steps from a Host.
@@ -104,7 +119,7 @@ func Steps(h Host, o Options, f *Findings) ([]tuning.Step, error) {
 		StepOpenFiles: {Name: StepOpenFiles, Title: fmt.Sprintf("ulimit -n %d for Tomcat", rlimit.DefaultNoFile), Baseline: true,
 			Prepare: p.openFiles},
 		StepAccessLog: {Name: StepAccessLog, Title: "Access log off", Prepare: p.accessLog},
-		StepThreads:   {Name: StepThreads, Title: "maxThreads from a thread census, keep-alive limits", Prepare: p.threads},
+		StepThreads:   {Name: StepThreads, Title: "maxThreads: the guide's CPUs - 1 and measured candidates, keep-alive limits", Prepare: p.threads},
 		StepNICQueues: {Name: StepNICQueues, Title: fmt.Sprintf("NIC queues = %d CPUs", h.CPUs.N), Prepare: p.nicQueues},
 		StepNUMALocal: {Name: StepNUMALocal, Title: "CPUs local to the NIC's NUMA node", Prepare: p.numaLocal},
 	}
@@ -218,24 +233,38 @@ func (p *planner) accessLog(context.Context) (*tuning.Change, error) {
 	return ch, err
 }
 
-// threads sizes maxThreads: from the census the run took under the
-// baseline's load (Findings), else from the guide's CPUs - 1.
+// threads sets the guide's maxThreads = CPUs - 1 with its keep-alive
+// limits. With -search on (the default) that is the first candidate: the
+// run then measures the census's recommendation, 2× and 4× the CPUs and
+// the pool before the step in its place, and keeps the best (Search).
 func (p *planner) threads(context.Context) (*tuning.Change, error) {
 	if !p.h.Tomcat.Usable() {
 		return &tuning.Change{Skip: fmt.Sprintf("no Tomcat instance: %v", p.h.Tomcat.why())}, nil
 	}
 	workers := max(1, p.h.CPUs.N-1)
-	how := fmt.Sprintf("the guide's CPUs - 1 = %d (-apply sizes it from a thread census under load)", workers)
-	if rec := p.f.Census; rec != nil {
-		workers = rec.MaxThreads
-		how = "census: " + rec.Reason
-	}
-	ch, _, err := p.serverXML(func(c *tomcatconf.Config) error {
+	how := fmt.Sprintf("the guide's CPUs - 1 = %d", workers)
+	ch, e, err := p.serverXML(func(c *tomcatconf.Config) error {
 		_, err := c.SetConnector(p.h.Tomcat.Query, tomcatconf.ArmGuideConnectorAttrs(workers), &tomcatconf.SetOptions{ToExecutor: true})
 		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if p.o.Search != SearchOff {
+		cur, err := tomcatconf.Parse(e.Path, []byte(e.Before))
+		if err != nil {
+			return nil, err
+		}
+		current, err := cur.MaxThreads(p.h.Tomcat.Query)
+		if err != nil {
+			current = 0 // a ${...} pool: measured as a candidate of its own is not possible; left out
+		}
+		s := threadSearch(e.Path, p.h.Tomcat.Query, ThreadCandidates(p.h.CPUs.N, p.f.Census, current), e.Before)
+		p.f.search(s)
+		how += "\n" + s.Plan()
+		if p.f.Census == nil {
+			how += " (-apply adds the thread census's recommendation)"
+		}
 	}
 	ch.Describe = fmt.Sprintf("maxThreads=%d from %s\n%s", workers, how, ch.Describe)
 	return ch, nil
@@ -284,6 +313,11 @@ func (p *planner) nicQueues(context.Context) (*tuning.Change, error) {
 	desc := e.Describe()
 	for _, note := range notes {
 		desc += "\n(" + note + ")"
+	}
+	if p.o.Search != SearchOff {
+		s := queueSearch(nc.Name, ch, QueueCandidates(uint32(p.h.CPUs.N), limit, ch.Queues()))
+		p.f.search(s)
+		desc += "\n" + s.Plan()
 	}
 	if !e.Changed() {
 		return &tuning.Change{Describe: desc}, nil

@@ -1,0 +1,167 @@
+package loadgen_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nettune/nettune/internal/testutil"
+	"github.com/nettune/nettune/loadgen"
+)
+
+// threadsKnob is a server's capacity as a function of a thread-pool
+// size, peaking at 4: the shape of a real pool on 4 CPUs (too few threads
+// leave CPUs idle; too many pay for switching and contention).
+var threadsKnob = []struct {
+	threads int
+	factor  float64
+}{{1, 0.70}, {2, 0.86}, {4, 1}, {8, 0.92}, {200, 0.80}}
+
+// searchTrials is how many seeded searches TestIntegrationSearchFindsBest
+// runs; every one must find the peak.
+const searchTrials = 3
+
+// TestIntegrationSearchFindsBest searches the knob as the study searches
+// maxThreads: DefaultRepeat saturating runs of every candidate against a
+// server of known capacity with a seeded 2 % spread, the candidates'
+// runs alternating, then PickBest. It must pick 4, the peak, in every
+// trial, with every other candidate a significant loss against it.
+func TestIntegrationSearchFindsBest(t *testing.T) {
+	if raceEnabled {
+		t.Skip("skipped under the race detector (it slows the generator by tens of ms in 100 ms runs); .ci/test runs it without -race")
+	}
+	testutil.StableCPUs(t)
+	srv := startKnob(t, 4)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	disturbed, stayed := 0, 0
+	for trial := range searchTrials {
+		rng := rand.New(rand.NewPCG(23, uint64(trial)))
+		runs := make([][]float64, len(threadsKnob))
+		for range loadgen.DefaultRepeat {
+			for i, k := range threadsKnob {
+				want := trialCapacity * k.factor * math.Exp(rng.NormFloat64()*trialNoise)
+				got, ok := srv.measure(ctx, t, want, &disturbed)
+				if !ok {
+					if stayed++; stayed > maxStayedDisturbed {
+						t.Skipf("skipped: the host is too busy: %d runs read under 95 %% of the set capacity in 4 attempts each", stayed)
+					}
+				}
+				runs[i] = append(runs[i], got)
+			}
+		}
+		cands := make([]loadgen.StepFigures, len(threadsKnob))
+		for i, k := range threadsKnob {
+			cands[i] = loadgen.StepFigures{Name: fmt.Sprintf("maxThreads=%d", k.threads), CapacityRuns: runs[i]}
+		}
+		ch, err := loadgen.PickBest(cands, nil)
+		require.NoError(t, err)
+		t.Logf("trial %d: picked %s (%s)", trial+1, cands[ch.Best].Name, ch.Why)
+		for i, u := range ch.VsBest {
+			t.Logf("  %-14s %s", cands[i].Name, u)
+		}
+		assert.Equal(t, 4, threadsKnob[ch.Best].threads, "trial %d: the peak", trial+1)
+		for i, u := range ch.VsBest {
+			if i != ch.Best {
+				assert.Equal(t, loadgen.VerdictLoss, u.Verdict, "trial %d: %s against the best", trial+1, cands[i].Name)
+			}
+		}
+	}
+}
+
+// TestIntegrationSearchTieByLatency: two configurations of one capacity,
+// 4 workers of 1 ms and 8 of 2 ms, are tied on capacity, and the p99 at a
+// common rate picks the faster one, as the study's search breaks a tie.
+func TestIntegrationSearchTieByLatency(t *testing.T) {
+	if raceEnabled {
+		t.Skip("skipped under the race detector (it slows the generator by tens of ms in 100 ms runs)")
+	}
+	testutil.StableCPUs(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	fast, slow := startKnob(t, 4), startKnob(t, 8)
+	fast.setCapacity(trialCapacity)
+	slow.setCapacity(trialCapacity)
+	servers := []*knobServer{slow, fast}
+	cands := []loadgen.StepFigures{{Name: "8 workers of 2 ms"}, {Name: "4 workers of 1 ms"}}
+	disturbed := 0
+	for range loadgen.DefaultRepeat {
+		for i, s := range servers {
+			got, _ := s.measure(ctx, t, trialCapacity, &disturbed)
+			cands[i].CapacityRuns = append(cands[i].CapacityRuns, got)
+		}
+	}
+	const common = trialCapacity / 2
+	for i, s := range servers {
+		res, err := loadgen.Run(ctx, loadgen.Config{URL: s.URL, Connections: 16, Threads: 1, Rate: common, Duration: time.Second})
+		require.NoError(t, err)
+		cands[i].Latency = loadgen.FiguresOf(cands[i].Name, res)
+		t.Logf("%s: capacity runs %.0f; at %.0f req/s p99 %s", cands[i].Name, cands[i].CapacityRuns, common, cands[i].Latency.P99)
+	}
+	ch, err := loadgen.PickBest(cands, nil)
+	require.NoError(t, err)
+	t.Logf("picked %s: %s", cands[ch.Best].Name, ch.Why)
+	if len(ch.Tied) < 2 {
+		t.Skipf("skipped: the host made the two capacities differ significantly (%s): no tie to break", ch.VsBest[1-ch.Top])
+	}
+	assert.Equal(t, 1, ch.Best, "the 1 ms server's p99 is lower")
+	assert.Contains(t, ch.Why, "lowest p99")
+}
+
+// TestIntegrationDriftFlagged: a server that slows by 5 % over a study
+// (its capacity falls evenly from the baseline's first run to the repeat's
+// last) is flagged by the drift guard: the repeat of the baseline reads a
+// significant loss, and a real +3 % step measured in between is listed as
+// untrusted. A server that does not slow reads under 3 % of drift.
+func TestIntegrationDriftFlagged(t *testing.T) {
+	if raceEnabled {
+		t.Skip("skipped under the race detector (it slows the generator by tens of ms in 100 ms runs)")
+	}
+	testutil.StableCPUs(t)
+	srv := startKnob(t, 4)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, slowdown := range []float64{0.05, 0} {
+		t.Run(fmt.Sprintf("slows by %.0f%%", 100*slowdown), func(t *testing.T) {
+			// baseline, a +3 % step, the baseline again: DefaultRepeat runs
+			// each, in the study's order.
+			factors := []float64{1, 1.03, 1}
+			total := len(factors) * loadgen.DefaultRepeat
+			rng := rand.New(rand.NewPCG(25, 0))
+			disturbed, k := 0, 0
+			steps := make([]loadgen.StepFigures, len(factors))
+			for i, f := range factors {
+				steps[i].Name = []string{"baseline", "step", "baseline again"}[i]
+				for range loadgen.DefaultRepeat {
+					host := 1 - slowdown*float64(k)/float64(total-1)
+					k++
+					want := trialCapacity * f * host * math.Exp(rng.NormFloat64()*trialNoise/2)
+					got, _ := srv.measure(ctx, t, want, &disturbed)
+					steps[i].CapacityRuns = append(steps[i].CapacityRuns, got)
+				}
+			}
+			c := loadgen.CompareSteps(steps[0], steps[1])
+			d, err := c.Drift(steps[2])
+			require.NoError(t, err)
+			t.Logf("step %s; %s", c.Rows[1].VsBaseline, d.Text())
+			if slowdown > 0 {
+				assert.Equal(t, loadgen.VerdictLoss, d.Uplift.Verdict, "a 5 %% slowdown is a significant drift")
+				assert.Less(t, d.Uplift.Percent, -2.0)
+				if c.Rows[1].VsBaseline.Verdict.Significant() {
+					assert.NotEmpty(t, d.Untrusted, "the step's uplift is no larger than the drift")
+				}
+			} else {
+				// The host's own drift (neighbours on a 2-CPU machine) can
+				// be significant, and is then rightly flagged; what the
+				// server did not do is slow by anything like 5 %.
+				assert.Less(t, math.Abs(d.Uplift.Percent), 3.0, "no slowdown of the server's own")
+			}
+		})
+	}
+}
