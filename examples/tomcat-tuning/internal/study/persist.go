@@ -359,3 +359,30 @@ func (p Persistence) Export(h Host, dir string) ([]string, error) {
 	}
 	return files, nil
 }
+
+// persistPrefix begins the name of every step of Persistence.Steps.
+const persistPrefix = "persist-"
+
+// pendingJournalError explains err, CreateJournal's refusal of the journal
+// at path as pending (tuning.ErrPendingJournal). When every pending record
+// is a -persist write that completed, no run was interrupted: the kept files are in force
+// on purpose. A new run is still refused until -revert removes them: its
+// baseline would be measured with them in force, and its journal would
+// replace the only records that remove them.
+func pendingJournalError(path string, err error) error {
+	entries, rerr := tuning.ReadJournal(path)
+	var pending []string
+	persisted := rerr == nil
+	for _, e := range entries {
+		if e.Reverted {
+			continue
+		}
+		pending = append(pending, e.Step)
+		persisted = persisted && e.Applied && strings.HasPrefix(e.Step, persistPrefix)
+	}
+	if !persisted || len(pending) == 0 {
+		return fmt.Errorf("%w: a previous run was interrupted; run with -revert -journal %s first", err, path)
+	}
+	return fmt.Errorf("%w: the files of an earlier -persist run are in force (%s): a new run would measure them as its baseline, and its journal would replace the records that remove them; run -revert -journal %s first (then restart Tomcat)",
+		err, strings.Join(pending, ", "), path)
+}
