@@ -38,8 +38,12 @@ const (
 	prevConf    = "[main]\nsummary=what the container's user had: a net.* sysctl a container can set\n\n[sysctl]\nnet.core.somaxconn=2222\n"
 )
 
-// persistJournal is the -persist run's journal inside the container.
-const persistJournal = "/var/lib/nettune/persist.journal"
+// persistJournal is the -persist run's journal inside the container, and
+// persistExport the folder its -export writes there.
+const (
+	persistJournal = "/var/lib/nettune/persist.journal"
+	persistExport  = "/root/nettune-export"
+)
 
 // persistStudyArgs is a short -apply -persist run of the steps that touch
 // the unit, server.xml and the NIC, keeping all of them.
@@ -47,7 +51,7 @@ func persistStudyArgs(ifname string) []string {
 	steps := "cpus,open-files,access-log,threads,nic-queues"
 	return []string{"-apply", "-persist", "-persist-steps", steps, "-steps", steps, "-iface", ifname,
 		"-cpu-method", "affinity", "-repeat", "1", "-duration", "1s", "-warmup", "0s", "-rate", "200",
-		"-connections", "8", "-journal", persistJournal}
+		"-connections", "8", "-journal", persistJournal, "-export", persistExport}
 }
 
 // jvmState is what the container's tomcat10 JVM got, from its /proc.
@@ -188,9 +192,9 @@ func nettuneUnderEtc(t *testing.T, c *nspawn.Container) []string {
 // not in the tuned profile: tuned 2.20's net plugin skips devices under
 // /devices/virtual/ (plugin_net.py _init_devices), and the study says so.
 // Neither engine applies it inside this container: systemd-udevd, which
-// applies .link files, does not run in a container
-// (ConditionPathIsReadWrite=/sys), and systemd-networkd does not apply a
-// .link file's channels. The test checks the file written, correct, in
+// applies .link files (its net_setup_link builtin), is not in the image
+// and would not start in a container (its unit wants a writable /sys),
+// and systemd-networkd reads .network files, not a .link file's channels. The test checks the file written, correct, in
 // force nowhere (the veth keeps its 8 queues after the reboot) and gone
 // after -revert. No boot unit stands in for udev: a veth is made by
 // whoever makes it, after boot, with udev on a real host.
@@ -313,6 +317,7 @@ func TestIntegrationStudyPersistSurvivesReboot(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEqual(t, string(origXML), string(keptXML))
 	assertTunedXML(t, keptXML)
+	assertExportMatches(t, c, files, origXML, keptXML)
 
 	// The journal's records of a -persist run stay pending until -revert:
 	// another -apply with that journal is refused and says why.
@@ -439,5 +444,138 @@ func assertTunedXML(t *testing.T, data []byte) {
 		}
 		v, _ := cn.Attr(a.Name)
 		assert.Equal(t, a.Value, v, "connector %s", a.Name)
+	}
+}
+
+// assertExportMatches checks the -export folder of the same run against
+// what its -persist wrote (files, from the journal): each persisted file
+// at its path under the folder, byte for byte; server.xml as a patch that,
+// applied the way the folder's README says, turns the original into the
+// persisted one; a README; nothing else.
+func assertExportMatches(t *testing.T, c *nspawn.Container, files map[string]string, origXML, keptXML []byte) {
+	t.Helper()
+	dir := filepath.Join(c.Root(), persistExport)
+	var got []string
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			got = append(got, strings.TrimPrefix(p, dir+"/"))
+		}
+		return err
+	}))
+	want := []string{"README.md", "server.xml.patch"}
+	for step, p := range files {
+		if step == "persist-server-xml" {
+			continue
+		}
+		rel := strings.TrimPrefix(p, "/")
+		want = append(want, rel)
+		exported, err := os.ReadFile(filepath.Join(dir, rel))
+		if !assert.NoError(t, err, "%s exports %s", step, rel) {
+			continue
+		}
+		persisted, err := os.ReadFile(filepath.Join(c.Root(), p))
+		require.NoError(t, err)
+		assert.Equal(t, string(persisted), string(exported), "exported %s is what -persist wrote", rel)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	assert.Equal(t, want, got, "the export folder holds the persisted files, the patch and the README")
+
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	require.NoError(t, err)
+	for _, f := range want {
+		if f != "README.md" {
+			assert.Contains(t, string(readme), "`"+f+"`", "the README says what %s does", f)
+		}
+	}
+	// The README's command, on a copy of the original at the patch's path.
+	patchPath := filepath.Join(dir, "server.xml.patch")
+	const cmdText = "`patch -p1 -d / < server.xml.patch`"
+	require.Contains(t, string(readme), cmdText)
+	if _, err := exec.LookPath("patch"); err != nil {
+		t.Logf("patch(1) not installed: server.xml.patch not applied (Debian: patch)")
+		return
+	}
+	tmp := t.TempDir()
+	xml := filepath.Join(tmp, "var", "lib", "tomcat10", "conf", "server.xml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(xml), 0o755))
+	require.NoError(t, os.WriteFile(xml, origXML, 0o644))
+	patch, err := os.Open(patchPath)
+	require.NoError(t, err)
+	defer patch.Close()
+	cmd := exec.Command("patch", "-p1", "-d", tmp)
+	cmd.Stdin = patch
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "patch -p1 -d ROOT < server.xml.patch: %s", out)
+	patched, err := os.ReadFile(xml)
+	require.NoError(t, err)
+	assert.Equal(t, string(keptXML), string(patched), "the patch applied gives the persisted server.xml")
+}
+
+// treeState maps every entry under dir to its type, mode and, for a
+// regular file, its bytes: a snapshot to compare.
+func treeState(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	st := map[string]string{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		v := fi.Mode().String()
+		if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			v += " " + string(b)
+		}
+		st[p] = v
+		return nil
+	}))
+	return st
+}
+
+// TestExportWritesOnlyItsFolder: -export on the Arm guide's host (a
+// fixture root, with and without tuned) changes nothing under the root
+// and, beside its folder, nothing in the folder's parent: every file and
+// mode is as before, and the folder holds only what it lists.
+func TestExportWritesOnlyItsFolder(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, withTuned := range []bool{false, true} {
+		t.Run(map[bool]string{false: "without tuned", true: "with tuned"}[withTuned], func(t *testing.T) {
+			root := seedsFixture(t, true)
+			if withTuned {
+				require.NoError(t, os.MkdirAll(filepath.Join(root, "etc", "tuned"), 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(root, "etc", "tuned", "active_profile"), []byte("throughput-performance\n"), 0o644))
+			}
+			parent := t.TempDir()
+			dir := filepath.Join(parent, "export")
+			beforeRoot, beforeParent := treeState(t, root), treeState(t, parent)
+			out, err := runProgram(t, ctx, "-root", root, "-export", dir)
+			require.NoError(t, err, "%s", out)
+			assert.Equal(t, beforeRoot, treeState(t, root), "nothing under the root changed")
+			afterParent := treeState(t, parent)
+			var listed []string
+			for p := range afterParent {
+				if p == dir || strings.HasPrefix(p, dir+"/") {
+					if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+						listed = append(listed, strings.TrimPrefix(p, dir+"/"))
+					}
+					delete(afterParent, p)
+				}
+			}
+			assert.Equal(t, beforeParent, afterParent, "nothing beside the folder")
+			_, line, ok := strings.Cut(out, "exported the plan's persistent files to "+dir+": ")
+			require.True(t, ok, "%s", out)
+			want := strings.Split(strings.TrimSpace(line), ", ")
+			slices.Sort(want)
+			slices.Sort(listed)
+			assert.Equal(t, want, listed, "the folder holds what the run lists")
+		})
 	}
 }
