@@ -193,11 +193,17 @@ func nettuneUnderEtc(t *testing.T, c *nspawn.Container) []string {
 // /devices/virtual/ (plugin_net.py _init_devices), and the study says so.
 // Neither engine applies it inside this container: systemd-udevd, which
 // applies .link files (its net_setup_link builtin), is not in the image
-// and would not start in a container (its unit wants a writable /sys),
-// and systemd-networkd reads .network files, not a .link file's channels. The test checks the file written, correct, in
-// force nowhere (the veth keeps its 8 queues after the reboot) and gone
-// after -revert. No boot unit stands in for udev: a veth is made by
-// whoever makes it, after boot, with udev on a real host.
+// and would not start in a container (its unit wants a writable /sys);
+// systemd-networkd reads .network files, not a .link file's channels. So
+// the test checks the file written and correct, in force nowhere (the
+// veth keeps its 8 queues after the reboot), and gone after -revert. No
+// boot unit (ethtool -L at boot) stands in for them: on a real host udev
+// applies the .link file to a physical NIC at boot and to a veth when it
+// is made, which for a veth is after boot, by whoever makes it, where a
+// oneshot unit would find nothing to set.
+//
+// The same run's -export is compared with what -persist wrote (see
+// assertExportMatches).
 //
 // With -cpu-method affinity the CPUs go to the unit's drop-in, and no
 // step of this run has anything tuned applies (no [sysfs] CPUs, no
