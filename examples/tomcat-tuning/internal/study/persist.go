@@ -154,11 +154,20 @@ func PlanPersist(h Host, o Options, f *Findings, keep []string) (Persistence, er
 			}
 		}
 	}
-	if kept(StepIOMMU) || (p.Tuned && h.Boot.Grub != nil) {
+	if kept(StepIOMMU) {
+		// tuned's [bootloader] writes the parameters into GRUB's
+		// configuration: without a GRUB defaults file (a container, a
+		// host booted another way) it has nowhere to put them, and
+		// `tuned-adm verify` of the profile would fail on every boot.
 		want := paramsText(bootcfg.IOMMUAlign(bootcfg.DefaultIOMMUStrict, bootcfg.DefaultIOMMUPassthrough))
-		if p.Tuned && kept(StepIOMMU) {
+		switch {
+		case h.Boot.Grub == nil:
+			p.Notes = append(p.Notes, fmt.Sprintf("the IOMMU parameters (%s) are not made persistent: no GRUB defaults file to carry them (%v)", want, h.Boot.Err))
+		case p.Tuned:
 			p.Profile.Cmdline = want
 			p.Notes = append(p.Notes, "the IOMMU parameters ("+want+") apply at the next boot: reboot pending")
+		default:
+			p.Notes = append(p.Notes, fmt.Sprintf("the IOMMU parameters (%s) are not made persistent without tuned: write them to %s with `grubiommu -strict -apply -update`, then reboot", want, h.Boot.GrubPath))
 		}
 	}
 	if p.Profile != nil && len(p.Profile.Sysfs) == 0 && len(p.Profile.Sysctl) == 0 && p.Profile.Cmdline == "" && len(p.Profile.Extra.Sections) == 0 {

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -86,7 +87,17 @@ func TestPendingJournalError(t *testing.T) {
 // place, and returns it with that server.xml's path and bytes.
 func guideHost(t *testing.T) (Host, string, []byte) {
 	t.Helper()
+	return guideHostWith(t, nil)
+}
+
+// guideHostWith is guideHost with prepare (nil: none) run on the root
+// before Discover.
+func guideHostWith(t *testing.T, prepare func(root string)) (Host, string, []byte) {
+	t.Helper()
 	root := testutil.ExtractSysroot(t, filepath.Join(testutil.RepoRoot(t), "numa", "testdata", "neoverse-v2-192cpu-2node.tar.gz"))
+	if prepare != nil {
+		prepare(root)
+	}
 	xml := filepath.Join(root, tomcatconf.DefaultBase, "conf", "server.xml")
 	data, err := os.ReadFile(testutil.CorpusFile(t, "tomcat", "server-10.1.59.xml"))
 	require.NoError(t, err)
@@ -203,6 +214,57 @@ func TestPersistKilledBetweenWritesRevert(t *testing.T) {
 			got, err := os.ReadFile(xml)
 			require.NoError(t, err)
 			assert.Equal(t, orig, got)
+		})
+	}
+}
+
+// TestPersistIOMMU: a kept iommu step goes into the tuned profile's
+// [bootloader] only where a GRUB defaults file can carry it; otherwise
+// it is a note saying why it is not persistent and, without tuned, how to
+// make it so.
+func TestPersistIOMMU(t *testing.T) {
+	_, errAdm := exec.LookPath("tuned-adm")
+	tests := []struct {
+		name    string
+		grub    bool
+		tuned   bool
+		cmdline string // the profile's [bootloader] cmdline; "" no profile
+		note    string
+	}{
+		{"GRUB and tuned", true, true, "iommu.strict=1 iommu.passthrough=0", "reboot pending"},
+		{"tuned, no GRUB", false, true, "", "are not made persistent: no GRUB defaults file to carry them"},
+		{"GRUB, no tuned", true, false, "", "are not made persistent without tuned: write them to "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.tuned && errAdm != nil {
+				t.Skipf("skipped: tuned-adm not installed (Debian: tuned): %v", errAdm)
+			}
+			h, _, _ := guideHostWith(t, func(root string) {
+				if tt.grub {
+					data, err := os.ReadFile(testutil.CorpusFile(t, "grub", "debian12-grub2-common-2.06-13+deb12u2.default-grub"))
+					require.NoError(t, err)
+					require.NoError(t, os.MkdirAll(filepath.Join(root, "etc", "default"), 0o755))
+					require.NoError(t, os.WriteFile(filepath.Join(root, "etc", "default", "grub"), data, 0o644))
+				}
+				if tt.tuned {
+					require.NoError(t, os.MkdirAll(filepath.Join(root, "etc", "tuned"), 0o755))
+					require.NoError(t, os.WriteFile(filepath.Join(root, "etc", "tuned", "active_profile"), []byte("throughput-performance\n"), 0o644))
+				}
+			})
+			o := DefaultOptions()
+			o.Root = h.Root
+			p, err := PlanPersist(h, o, nil, []string{StepIOMMU})
+			require.NoError(t, err)
+			assert.Equal(t, tt.tuned, p.Tuned)
+			if tt.cmdline == "" {
+				assert.Nil(t, p.Profile, "no profile")
+			} else if assert.NotNil(t, p.Profile) {
+				assert.Equal(t, tt.cmdline, p.Profile.Cmdline)
+				assert.Equal(t, []string{"throughput-performance"}, p.Profile.Include)
+			}
+			require.Len(t, p.Notes, 1)
+			assert.Contains(t, p.Notes[0], tt.note)
 		})
 	}
 }
