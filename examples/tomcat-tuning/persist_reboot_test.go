@@ -360,6 +360,8 @@ func TestIntegrationStudyPersistSurvivesReboot(t *testing.T) {
 	t.Logf("-revert:\n%s", out)
 	require.NoError(t, err)
 	assert.Regexp(t, `(?s)reverted persist-link-file\nreverted persist-drop-in\nreverted persist-server-xml\n`, string(out))
+	assert.Regexp(t, `Tomcat of /var/lib/tomcat10 still runs \(JVM \d+\) with the configuration the journal reverted loaded: restart it: systemctl restart tomcat10\.service\n`, string(out),
+		"-revert of kept files restarts nothing, and says how")
 	for _, e := range journalOf2(t, c) {
 		assert.True(t, e.Reverted, "%s reverted", e.Step)
 	}
