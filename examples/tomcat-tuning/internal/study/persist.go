@@ -157,11 +157,20 @@ func PlanPersist(h Host, o Options, f *Findings, keep []string) (Persistence, er
 			}
 		}
 	}
-	if kept(StepIOMMU) || (p.Tuned && h.Boot.Grub != nil) {
+	if kept(StepIOMMU) {
+		// tuned's [bootloader] writes the parameters into GRUB's
+		// configuration: without a GRUB defaults file (a container, a
+		// host booted another way) it has nowhere to put them, and
+		// `tuned-adm verify` of the profile would fail on every boot.
 		want := paramsText(bootcfg.IOMMUAlign(bootcfg.DefaultIOMMUStrict, bootcfg.DefaultIOMMUPassthrough))
-		if p.Tuned && kept(StepIOMMU) {
+		switch {
+		case h.Boot.Grub == nil:
+			p.Notes = append(p.Notes, fmt.Sprintf("the IOMMU parameters (%s) are not made persistent: no GRUB defaults file to carry them (%v)", want, h.Boot.Err))
+		case p.Tuned:
 			p.Profile.Cmdline = want
 			p.Notes = append(p.Notes, "the IOMMU parameters ("+want+") apply at the next boot: reboot pending")
+		default:
+			p.Notes = append(p.Notes, fmt.Sprintf("the IOMMU parameters (%s) are not made persistent without tuned: write them to %s with `grubiommu -strict -apply -update`, then reboot", want, h.Boot.GrubPath))
 		}
 	}
 	if p.Profile != nil && len(p.Profile.Sysfs) == 0 && len(p.Profile.Sysctl) == 0 && p.Profile.Cmdline == "" && len(p.Profile.Extra.Sections) == 0 {
@@ -289,8 +298,9 @@ func (p Persistence) Export(h Host, dir string) ([]string, error) {
 	var files []string
 	var readme strings.Builder
 	fmt.Fprintf(&readme, "# nettune: the Arm Tomcat guide's tuning, to roll out\n\n"+
-		"Written by tomcat-tuning -export; nothing on the host that wrote it was changed. Each file\n"+
-		"goes where its path under this folder says; apply them with your own tools (Ansible, a package).\n\n")
+		"Written by tomcat-tuning -export, which writes nothing outside this folder: the files -persist\n"+
+		"would write. Each goes where its path under this folder says; apply them with your own tools\n"+
+		"(Ansible, a package).\n\n")
 	write := func(rel string, data []byte, what string) error {
 		path := filepath.Join(dir, rel)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -336,10 +346,23 @@ func (p Persistence) Export(h Host, dir string) ([]string, error) {
 		}
 	}
 	if p.DropIn != nil && h.Tomcat.Instance != nil {
-		b, err := p.DropIn.Render()
+		// Planned as -persist plans it: at the same path, merged with a
+		// drop-in already there, LimitNOFILE capped at the manager's
+		// hard limit (a higher one makes the unit fail to start).
+		d := *p.DropIn
+		u := h.Tomcat.Instance.Unit()
+		u.Persistent = true
+		c, err := u.PlanDropIn(func(x *tomcatconf.DropIn) { *x = d })
+		var b []byte
 		if err == nil {
-			err = write(filepath.Join("etc/systemd/system", h.Tomcat.Instance.Service+".d", "nettune.conf"), b,
-				"the Tomcat unit's limits ("+p.DropIn.String()+"); `systemctl daemon-reload`, then restart the unit")
+			b, err = c.Written().Render()
+		}
+		if err == nil {
+			what := "the Tomcat unit's limits (" + c.Written().String() + "); `systemctl daemon-reload`, then restart the unit"
+			if c.Capped() {
+				what += fmt.Sprintf(" (LimitNOFILE=%d capped to %d, systemd's own hard limit on the host that wrote it)", c.Next.LimitNOFILE, c.ManagerNoFile)
+			}
+			err = write(rootRel(h.Root, c.Path), b, what)
 		}
 		if err != nil {
 			return files, err
@@ -347,7 +370,7 @@ func (p Persistence) Export(h Host, dir string) ([]string, error) {
 	}
 	if p.ServerXML != nil {
 		if err := write("server.xml.patch", []byte(p.ServerXML.Describe()),
-			"server.xml's edits as a unified diff: `patch -p0 < server.xml.patch` from /, then restart Tomcat"); err != nil {
+			"server.xml's edits as a unified diff: `patch -p1 -d / < server.xml.patch`, then restart Tomcat"); err != nil {
 			return files, err
 		}
 	}
@@ -361,4 +384,40 @@ func (p Persistence) Export(h Host, dir string) ([]string, error) {
 		return files, err
 	}
 	return files, nil
+}
+
+// persistPrefix begins the name of every step of Persistence.Steps.
+const persistPrefix = "persist-"
+
+// pendingJournalError explains err, CreateJournal's refusal of the journal
+// at path as pending (tuning.ErrPendingJournal). When every pending record
+// is a -persist write that completed, no run was interrupted: the kept files are in force
+// on purpose. A new run is still refused until -revert removes them: its
+// baseline would be measured with them in force, and its journal would
+// replace the only records that remove them.
+func pendingJournalError(path string, err error) error {
+	entries, rerr := tuning.ReadJournal(path)
+	var pending []string
+	persisted := rerr == nil
+	for _, e := range entries {
+		if e.Reverted {
+			continue
+		}
+		pending = append(pending, e.Step)
+		persisted = persisted && e.Applied && strings.HasPrefix(e.Step, persistPrefix)
+	}
+	if !persisted || len(pending) == 0 {
+		return fmt.Errorf("%w: a previous run was interrupted; run with -revert -journal %s first", err, path)
+	}
+	return fmt.Errorf("%w: the files of an earlier -persist run are in force (%s): a new run would measure them as its baseline, and its journal would replace the records that remove them; run -revert -journal %s first (then restart Tomcat)",
+		err, strings.Join(pending, ", "), path)
+}
+
+// rootRel returns path, which lies under root, relative to root.
+func rootRel(root, path string) string {
+	rel, err := filepath.Rel(root, path)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return strings.TrimPrefix(path, "/")
+	}
+	return rel
 }

@@ -62,7 +62,11 @@ func Revert(ctx context.Context, path string, log io.Writer) error {
 			for _, j := range jvms {
 				pids = append(pids, strconv.Itoa(j.PID))
 			}
-			fmt.Fprintf(log, "Tomcat of %s still runs (JVM %s) with the configuration the journal reverted loaded: restart it\n", base, strings.Join(pids, ", "))
+			how := "restart it"
+			if u := journalUnit(path); u != "" {
+				how = "restart it: systemctl restart " + u
+			}
+			fmt.Fprintf(log, "Tomcat of %s still runs (JVM %s) with the configuration the journal reverted loaded: %s\n", base, strings.Join(pids, ", "), how)
 		}
 	}
 	return nil
@@ -93,6 +97,24 @@ func serverXMLBases(path string) []string {
 		}
 	}
 	return bases
+}
+
+// journalUnit returns the unit of the journal's tomcat record, pending or
+// not, when the run controlled Tomcat through systemd, else "".
+func journalUnit(path string) string {
+	entries, err := tuning.ReadJournal(path)
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		for _, u := range e.Undo {
+			var rc tomcatconf.RestartChange
+			if e.Step == StepTomcat && u.Kind == KindTomcat && json.Unmarshal(u.Data, &rc) == nil && rc.Control == tomcatconf.ControlSystemd {
+				return rc.Service
+			}
+		}
+	}
+	return ""
 }
 
 // pendingUnit returns the unit of the journal's pending tomcat record when

@@ -343,7 +343,7 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 	}
 	j, err := tuning.CreateJournal(o.Journal)
 	if errors.Is(err, tuning.ErrPendingJournal) {
-		return res, fmt.Errorf("%w: a previous run was interrupted; run with -revert -journal %s first", err, o.Journal)
+		return res, pendingJournalError(o.Journal, err)
 	}
 	if err != nil {
 		return res, err
