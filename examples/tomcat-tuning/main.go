@@ -17,6 +17,11 @@ import (
 	"github.com/nettune/nettune/loadgen"
 )
 
+// errRemoteLoad is what the retired -remote-load says: it waited for Enter
+// while a load was run by hand, and recorded no figure.
+var errRemoteLoad = errors.New("-remote-load was replaced by -load-host [USER@]HOST[:PORT]: the study runs the load on the client over ssh " +
+	"and records every figure (see the README's \"Load from the client host\")")
+
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == study.WorkerArg {
 		os.Exit(study.WorkerMain())
@@ -43,7 +48,9 @@ func main() {
 	flag.DurationVar(&o.Duration, "duration", o.Duration, "length of each capacity run and of the latency run (wrk2 -d)")
 	flag.DurationVar(&o.WarmUp, "warmup", o.WarmUp, "longest warm-up before each step's measurement: closed-loop runs until the rate stops climbing (0: none)")
 	flag.DurationVar(&o.WarmUpStep, "warmup-interval", o.WarmUpStep, "length of each warm-up run")
-	flag.BoolVar(&o.RemoteLoad, "remote-load", false, "do not load locally: after each step wait for Enter while the load runs from a client machine")
+	flag.BoolFunc("remote-load", "replaced by -load-host: the study runs the load on the client itself, over ssh, and records every figure", func(string) error {
+		return errRemoteLoad
+	})
 	flag.StringVar(&o.JSONFile, "json", "", "write the steps (status, capacity with its spread, latency at the common rate) as JSON to this file")
 	flag.StringVar(&o.PlotFile, "plot", "", "write a bar chart of the steps' capacity (median requests/s) to this SVG file")
 	flag.StringVar(&o.Grub, "grub", "", "GRUB defaults file (default: ROOT/etc/default/grub)")
