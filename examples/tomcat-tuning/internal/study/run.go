@@ -525,7 +525,7 @@ func (r *run) setupClient(ctx context.Context, j *tuning.Journal) (func(), error
 			return nil, fmt.Errorf("the study's binary, to copy to %s: %w", r.o.LoadHost, err)
 		}
 	}
-	cs := &Clients{}
+	cs := &Clients{Log: r.log}
 	var seqs []int
 	done := func() {
 		for i, c := range cs.Hosts {
