@@ -102,7 +102,17 @@ func TestIntegrationStudyTwoClients(t *testing.T) {
 	require.NoError(t, err)
 
 	for _, h := range []string{cli.loadHost, cli2.loadHost} {
-		assert.Regexp(t, `load generator: client `+regexp.QuoteMeta(h)+` over ssh, .* its clock [+-]\S+ ± \S+ against this host's`, text)
+		m := regexp.MustCompile(`load generator: client ` + regexp.QuoteMeta(h) + ` over ssh, .* its clock ([+-])(\S+) ± (\S+) against this host's`).FindStringSubmatch(text)
+		require.NotNil(t, m, "client %s: no clock offset printed", h)
+		offset, err := time.ParseDuration(m[2])
+		require.NoError(t, err)
+		uncertainty, err := time.ParseDuration(m[3])
+		require.NoError(t, err)
+		// The namespaces share this host's clock: the true offset is 0,
+		// so a right measurement is within its uncertainty of it (both
+		// printed to 3 digits: 1 % slack).
+		assert.LessOrEqual(t, offset, uncertainty+uncertainty/100+10*time.Microsecond, "client %s: clock %s%s ± %s, the true offset 0", h, m[1], m[2], m[3])
+		assert.Less(t, uncertainty, time.Second, "client %s: a round trip inside one ssh session", h)
 		assert.Regexp(t, `removed /\S+/tomcat-tuning-worker\.\S+ from `+regexp.QuoteMeta(h), text)
 	}
 	lines := shardLine.FindAllStringSubmatch(text, -1)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/tuning"
 )
 
 // errRemoteLoad is what the retired -remote-load says: it waited for Enter
@@ -170,7 +171,27 @@ func run(ctx context.Context, w io.Writer, steps string, o study.Options, revert
 		fmt.Fprintf(w, "every measured change reverted; made persistent: %s (undo them with -revert -journal %s)\n",
 			strings.Join(res.Persisted, ", "), o.Journal)
 	default:
-		fmt.Fprintln(w, "every change reverted")
+		if pending := pendingSteps(o.Journal); len(pending) > 0 {
+			fmt.Fprintf(w, "reverted, except what the journal still holds (%s): run -revert -journal %s\n", strings.Join(pending, ", "), o.Journal)
+		} else {
+			fmt.Fprintln(w, "every change reverted")
+		}
 	}
 	return runErr
+}
+
+// pendingSteps names the journal's records not reverted (a client's
+// worker directory that could not be removed, say).
+func pendingSteps(journal string) []string {
+	entries, err := tuning.ReadJournal(journal)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.Reverted {
+			out = append(out, e.Step)
+		}
+	}
+	return out
 }

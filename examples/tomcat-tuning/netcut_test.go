@@ -96,6 +96,8 @@ func TestIntegrationLoadHostNetworkCut(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, text, "client "+cli.loadHost+" (ssh)", "the error names the host")
 	assert.Contains(t, text, "ssh failed: the session or the connection ended", "and what failed")
+	assert.Contains(t, text, "reverted, except what the journal still holds ("+study.StepLoadHost+"): run -revert -journal "+journal)
+	assert.NotContains(t, text, "every change reverted")
 	got, rerr := os.ReadFile(in.ServerXML())
 	require.NoError(t, rerr)
 	assert.Equal(t, orig, got, "server.xml byte-identical")
