@@ -132,7 +132,14 @@ type Clients struct {
 	// Log, when set, gets one line per sharded load: each shard's
 	// responses, window and percentiles, and the merge (ShardLine).
 	Log io.Writer
+	// late is the lead after a shared start that passed before a
+	// client's worker was up: later loads keep it (Lead).
+	late time.Duration
 }
+
+// startAttempts bounds the tries of a sharded load whose shared start
+// passed before a client's worker was up; each doubles the lead.
+const startAttempts = 3
 
 // minLead is the least time between planning a sharded load's start and
 // that start: every client's ssh session and worker must be up by then.
@@ -141,11 +148,17 @@ const minLead = time.Second
 // Lead is how far ahead a sharded load's shared start is set: three times
 // the slowest client's session set-up, at least minLead.
 func (cs *Clients) Lead() time.Duration {
-	lead := minLead
+	lead := max(minLead, cs.late)
 	for _, c := range cs.Clocks {
 		lead = max(lead, 3*c.Setup)
 	}
 	return lead
+}
+
+// startPassed reports whether err is a worker's refusal of a start time
+// that passed before it was up (loadgen's Config check).
+func startPassed(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "loadgen: start time") && strings.Contains(err.Error(), "give a later one")
 }
 
 // Shards splits cfg among n clients starting together at start (this
@@ -196,7 +209,25 @@ func (cs *Clients) Run(ctx context.Context, cfg loadgen.Config) (*loadgen.Result
 	if n == 1 {
 		return cs.Hosts[0].Run(ctx, cfg)
 	}
-	cfgs, err := Shards(cfg, n, time.Now().Add(cs.Lead()), cs.Clocks)
+	for attempt := 1; ; attempt++ {
+		lead := cs.Lead()
+		res, err := cs.runShards(ctx, cfg, lead)
+		if !startPassed(err) || attempt == startAttempts || ctx.Err() != nil {
+			return res, err
+		}
+		cs.late = 2 * lead
+		if cs.Log != nil {
+			fmt.Fprintf(cs.Log, "note: a client's session took longer than the shared start's %s lead to start its worker; running the load again with %s (kept for the next loads)\n",
+				loadgen.FormatDuration(lead), loadgen.FormatDuration(cs.late))
+		}
+	}
+}
+
+// runShards runs cfg once on every client, one shard each, from a shared
+// start lead from now, and merges their Results.
+func (cs *Clients) runShards(ctx context.Context, cfg loadgen.Config, lead time.Duration) (*loadgen.Result, error) {
+	n := len(cs.Hosts)
+	cfgs, err := Shards(cfg, n, time.Now().Add(lead), cs.Clocks)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@
 package study
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -61,4 +62,21 @@ func TestShards(t *testing.T) {
 func TestClockOffsetString(t *testing.T) {
 	assert.Equal(t, "+1.20ms ± 300us", ClockOffset{Offset: 1200 * time.Microsecond, Uncertainty: 300 * time.Microsecond}.String())
 	assert.Equal(t, "-2.00s ± 1.00ms", ClockOffset{Offset: -2 * time.Second, Uncertainty: time.Millisecond}.String())
+}
+
+// TestLeadAndStartPassed: the shared start is three times the slowest
+// session set-up ahead (at least minLead), and a worker's refusal of a
+// start that passed is told apart from other failures.
+func TestLeadAndStartPassed(t *testing.T) {
+	cs := &Clients{Clocks: []ClockOffset{{Setup: 200 * time.Millisecond}, {Setup: 900 * time.Millisecond}}}
+	assert.Equal(t, 2700*time.Millisecond, cs.Lead())
+	cs.late = 6 * time.Second
+	assert.Equal(t, 6*time.Second, cs.Lead(), "a lead that proved too short is not used again")
+	assert.Equal(t, minLead, (&Clients{}).Lead())
+	// As the worker on the client reports it (RunWorker via loadgen's check).
+	err := errors.New("load of http://10.213.13.1:1/ in client root@10.213.14.2 (ssh) (ssh …): exit status 1: tomcat-tuning load-worker: " +
+		"loadgen: start time 2026-12-03T23:28:36.487398577Z passed 9ms ago: give a later one")
+	assert.True(t, startPassed(err))
+	assert.False(t, startPassed(errors.New("exit status 255: Connection refused")))
+	assert.False(t, startPassed(nil))
 }
