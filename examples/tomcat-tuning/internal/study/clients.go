@@ -45,13 +45,35 @@ func (o ClockOffset) String() string {
 	return fmt.Sprintf("%s%s ± %s", sign, loadgen.FormatDuration(o.Offset.Abs()), loadgen.FormatDuration(o.Uncertainty))
 }
 
-// clockScript runs on the client: one line in, the clock in nanoseconds
-// since the epoch out (GNU date's %N).
-const clockScript = `while read -r _; do date +%s%N; done`
+// clockScript runs on the client: one line in, the clock out. A bash
+// reads it without starting a process ($EPOCHREALTIME, seconds with
+// microseconds), so the round trip, and the uncertainty, is shorter;
+// another shell runs GNU date (nanoseconds since the epoch).
+const clockScript = `if [ -n "${EPOCHREALTIME:-}" ]; then while read -r _; do echo "$EPOCHREALTIME"; done; else while read -r _; do date +%s%N; done; fi`
+
+// parseClock reads a line clockScript printed: seconds.microseconds
+// ($EPOCHREALTIME, "." or "," by the locale) or nanoseconds (date +%s%N).
+func parseClock(line string) (time.Time, error) {
+	line = strings.TrimSpace(line)
+	bad := fmt.Errorf("the client's clock read %q: want seconds.microseconds ($EPOCHREALTIME) or nanoseconds since the epoch (GNU date +%%s%%N)", line)
+	if sec, frac, ok := strings.Cut(strings.Replace(line, ",", ".", 1), "."); ok {
+		s, err1 := strconv.ParseInt(sec, 10, 64)
+		us, err2 := strconv.ParseInt(frac, 10, 64)
+		if err1 != nil || err2 != nil || len(frac) != 6 || us < 0 {
+			return time.Time{}, bad
+		}
+		return time.Unix(s, us*1000), nil
+	}
+	ns, err := strconv.ParseInt(line, 10, 64)
+	if err != nil || ns <= 0 {
+		return time.Time{}, bad
+	}
+	return time.Unix(0, ns), nil
+}
 
 // MeasureClock measures the client's clock offset over one ssh session:
 // clockRounds round trips, each a line sent and the client's clock read
-// back. The round trip with the smallest time is kept: offset = the
+// back (clockScript). The round trip with the smallest time is kept: offset = the
 // client's clock minus the midpoint of its send and receive here,
 // uncertainty = half that round trip.
 func (c *SSHClient) MeasureClock(ctx context.Context) (ClockOffset, error) {
@@ -85,11 +107,8 @@ func (c *SSHClient) MeasureClock(ctx context.Context) (ClockOffset, error) {
 		if err != nil {
 			return t0, t1, t1, err
 		}
-		ns, err := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
-		if err != nil {
-			return t0, t1, t1, fmt.Errorf("date +%%s%%N printed %q: want nanoseconds since the epoch (GNU date)", strings.TrimSpace(line))
-		}
-		return t0, t1, time.Unix(0, ns), nil
+		remote, err := parseClock(line)
+		return t0, t1, remote, err
 	}
 	var best ClockOffset
 	bestRTT := time.Duration(-1)

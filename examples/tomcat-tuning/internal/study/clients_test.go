@@ -80,3 +80,28 @@ func TestLeadAndStartPassed(t *testing.T) {
 	assert.False(t, startPassed(errors.New("exit status 255: Connection refused")))
 	assert.False(t, startPassed(nil))
 }
+
+func TestParseClock(t *testing.T) {
+	tests := []struct {
+		line string
+		want time.Time
+		ok   bool
+	}{
+		{"1764804000.123456\n", time.Unix(1764804000, 123456000), true},    // bash $EPOCHREALTIME
+		{"1764804000,000001", time.Unix(1764804000, 1000), true},           // a locale's decimal comma
+		{"1764804000123456789\n", time.Unix(0, 1764804000123456789), true}, // GNU date +%s%N
+		{"1764804000.12", time.Time{}, false},                              // not microseconds
+		{"%N", time.Time{}, false},                                         // a date without %N
+		{"", time.Time{}, false},
+		{"-5", time.Time{}, false},
+	}
+	for _, tt := range tests {
+		got, err := parseClock(tt.line)
+		if !tt.ok {
+			assert.ErrorContains(t, err, "want seconds.microseconds", "%q", tt.line)
+			continue
+		}
+		require.NoError(t, err, "%q", tt.line)
+		assert.True(t, tt.want.Equal(got), "%q: %s", tt.line, got)
+	}
+}
