@@ -10,9 +10,15 @@
 // its internal/study package, which composes the nettune packages:
 //
 //	go run ./examples/tomcat-tuning                    # discover, plan, measure a baseline; changes nothing
-//	go run ./examples/tomcat-tuning -apply             # run the steps, measure each, revert at the end
-//	go run ./examples/tomcat-tuning -apply -keep       # leave the tuned state in place
+//	go run ./examples/tomcat-tuning -apply -cpu-method affinity   # run the steps, measure each, revert at the end
+//	go run ./examples/tomcat-tuning -apply -load-host u@client    # the same, the load from a client over ssh
+//	go run ./examples/tomcat-tuning -apply -cpu-method affinity -keep   # leave the tuned state in place
 //	go run ./examples/tomcat-tuning -revert            # undo what an earlier (killed) run left
+//
+// A load in the study's own process under -cpu-method hotplug (the
+// default) would run on Tomcat's CPUs: -apply refuses it, naming
+// -load-host (one client or several, comma-separated, one shard each),
+// -load-netns and -cpu-method affinity.
 //
 // Steps, in the guide's order (-steps picks and orders them): iommu (the
 // GRUB_CMDLINE_LINUX diff; always skipped, "reboot required" — the study

@@ -15,7 +15,13 @@ import (
 
 	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/tuning"
 )
+
+// errRemoteLoad is what the retired -remote-load says: it waited for Enter
+// while a load was run by hand, and recorded no figure.
+var errRemoteLoad = errors.New("-remote-load was replaced by -load-host [USER@]HOST[:PORT]: the study runs the load on the client over ssh " +
+	"and records every figure (see the README's \"Load from the client host\")")
 
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == study.WorkerArg {
@@ -44,7 +50,9 @@ func main() {
 	flag.DurationVar(&o.Duration, "duration", o.Duration, "length of each capacity run and of the latency run (wrk2 -d)")
 	flag.DurationVar(&o.WarmUp, "warmup", o.WarmUp, "longest warm-up before each step's measurement: closed-loop runs until the rate stops climbing (0: none)")
 	flag.DurationVar(&o.WarmUpStep, "warmup-interval", o.WarmUpStep, "length of each warm-up run")
-	flag.BoolVar(&o.RemoteLoad, "remote-load", false, "do not load locally: after each step wait for Enter while the load runs from a client machine")
+	flag.BoolFunc("remote-load", "replaced by -load-host: the study runs the load on the client itself, over ssh, and records every figure", func(string) error {
+		return errRemoteLoad
+	})
 	flag.StringVar(&o.JSONFile, "json", "", "write the steps (status, capacity with its spread, latency at the common rate) as JSON to this file")
 	flag.StringVar(&o.PlotFile, "plot", "", "write a bar chart of the steps' capacity (median requests/s) to this SVG file")
 	flag.StringVar(&o.Grub, "grub", "", "GRUB defaults file (default: ROOT/etc/default/grub)")
@@ -55,7 +63,7 @@ func main() {
 	flag.StringVar(&persistSteps, "persist-steps", "", "steps -persist and -export keep (default: the steps that gained significantly, and the baseline's)")
 	flag.StringVar(&o.Export, "export", "", "write the persistent files (tuned profile, drop-in, server.xml diff, README) into this folder, changing nothing on the host")
 	flag.StringVar(&o.LoadNetNS, "load-netns", "", "run each load inside this network namespace (ip netns), like the guide's client machine")
-	flag.StringVar(&o.LoadHost, "load-host", "", "run each load on this client machine, [USER@]HOST[:PORT], through ssh (BatchMode, known host keys only), as the guide's wrk2 client; needs -url with an address it reaches")
+	flag.StringVar(&o.LoadHost, "load-host", "", "run each load on this client machine, [USER@]HOST[:PORT], through ssh (BatchMode, known host keys only), as the guide's wrk2 client, or on several, comma-separated (one shard each, merged); needs -url with an address they reach")
 	flag.StringVar(&o.SSHConfig, "ssh-config", "", "with -load-host: ssh configuration file (ssh -F)")
 	flag.StringVar(&o.LoadWorker, "load-worker", "", "with -load-host: the worker binary to copy to the client (default: this binary; build one with GOARCH=… go build for a client of another architecture)")
 	flag.Parse()
@@ -164,7 +172,27 @@ func run(ctx context.Context, w io.Writer, steps string, o study.Options, revert
 		fmt.Fprintf(w, "every measured change reverted; made persistent: %s (undo them with -revert -journal %s)\n",
 			strings.Join(res.Persisted, ", "), o.Journal)
 	default:
-		fmt.Fprintln(w, "every change reverted")
+		if pending := pendingSteps(o.Journal); len(pending) > 0 {
+			fmt.Fprintf(w, "reverted, except what the journal still holds (%s): run -revert -journal %s\n", strings.Join(pending, ", "), o.Journal)
+		} else {
+			fmt.Fprintln(w, "every change reverted")
+		}
 	}
 	return runErr
+}
+
+// pendingSteps names the journal's records not reverted (a client's
+// worker directory that could not be removed, say).
+func pendingSteps(journal string) []string {
+	entries, err := tuning.ReadJournal(journal)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.Reverted {
+			out = append(out, e.Step)
+		}
+	}
+	return out
 }

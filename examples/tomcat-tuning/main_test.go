@@ -26,6 +26,7 @@ import (
 
 	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
 	"github.com/nettune/nettune/internal/testutil"
+	"github.com/nettune/nettune/loadgen"
 	"github.com/nettune/nettune/numa"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
@@ -198,6 +199,9 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-cpu-method", "taskset"}, `-cpu-method "taskset": want hotplug or affinity`},
 		{[]string{"-cpus", "0"}, "-cpus 0: want 1 or more"},
 		{[]string{"-root", "/tmp", "-apply"}, "cannot be used with -root"},
+		// Issue 25: a local load under hotplug runs on Tomcat's CPUs.
+		{[]string{"-apply"}, "-apply with -cpu-method hotplug and the load in this process: the load generator would run on Tomcat's CPUs"},
+		{[]string{"-remote-load"}, "-remote-load was replaced by -load-host [USER@]HOST[:PORT]"},
 	} {
 		out, err := runProgram(t, ctx, tc.args...)
 		assert.Error(t, err)
@@ -390,7 +394,7 @@ func TestKillThenRevert(t *testing.T) {
 	require.NoError(t, err, "the killed run's JVM still runs")
 
 	// A new run refuses to start over the pending journal.
-	out, err = runProgram(t, ctx, "-apply", "-catalina-home", in.Home, "-catalina-base", in.Base,
+	out, err = runProgram(t, ctx, "-apply", "-cpu-method", "affinity", "-catalina-home", in.Home, "-catalina-base", in.Base,
 		"-port", strconv.Itoa(port), "-journal", journal, "-steps", "access-log")
 	require.Error(t, err)
 	assert.Contains(t, out, "run with -revert -journal "+journal+" first")
@@ -498,10 +502,18 @@ func TestInterruptReverts(t *testing.T) {
 
 // TestApplyHotplug restricts Tomcat to CPU 0 the seeds' way, taking cpu1
 // offline for the baseline measurement, and checks it is back online
-// afterwards.
+// afterwards. A load in the study's process would then run on Tomcat's
+// one CPU, which -apply refuses (issue 25): the study runs in a server
+// namespace and the load comes from a client namespace (-load-netns).
 func TestApplyHotplug(t *testing.T) {
 	testutil.RequireHostTests(t)
+	bin := program(t)
 	in, port, orig := tomcatBase(t)
+	n := newStudyNetNS(t)
+	t.Cleanup(func() {
+		assert.Empty(t, jvmPIDsOf(t, in.Base), "a JVM of %s was left running", in.Base)
+		assert.Empty(t, workerProcs(t, bin), "a load worker was left running")
+	})
 	testutil.LockHotplug(t)
 	h := tuning.NewDefault()
 	before, err := h.OnlineCPUs()
@@ -522,15 +534,28 @@ func TestApplyHotplug(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	out, err := runProgram(t, ctx, "-apply", "-cpus", "1",
+	args := []string{"-apply", "-cpus", "1",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-journal", filepath.Join(t.TempDir(), "j"), "-steps", "cpus",
-		"-repeat", "2", "-duration", "1s", "-warmup", "500ms", "-rate", "300", "-connections", "8")
+		"-repeat", "2", "-duration", "1s", "-warmup", "500ms", "-rate", "300", "-connections", "8"}
+	out, err := runProgram(t, ctx, args...)
+	require.Error(t, err, "a local load under hotplug is refused")
+	assert.Contains(t, out, "the load generator would run on Tomcat's CPUs")
+	after, err := h.OnlineCPUs()
+	require.NoError(t, err)
+	require.True(t, before.Equal(after), "refused before any CPU went offline: online %s, before %s", after, before)
+
+	url := fmt.Sprintf("http://%s:%d%s", n.srvAddr, port, loadgen.HelloWorldPath)
+	cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", n.srv, bin}, append(args, "-url", url, "-load-netns", n.cli)...)...)
+	cmd.Env = cleanEnv()
+	outb, err := cmd.CombinedOutput()
+	out = string(outb)
+	t.Logf("%s", out)
 	require.NoError(t, err)
 	assert.Contains(t, out, "take offline: 1")
 	assert.Regexp(t, `(?m)^baseline: [1-9]\d* requests/s`, out, "the baseline is measured with cpu1 offline")
 	assert.Regexp(t, `(?m)^cpus\s+reverted`, out)
-	after, err := h.OnlineCPUs()
+	after, err = h.OnlineCPUs()
 	require.NoError(t, err)
 	assert.True(t, before.Equal(after), "online %s, before %s", after, before)
 	assert.Contains(t, out, "online CPUs: "+before.String()+" ")
@@ -573,31 +598,6 @@ func TestSecondSignalKeepsJournal(t *testing.T) {
 	}
 	_, err = in.PID()
 	assert.ErrorIs(t, err, tomcatconf.ErrNotRunning)
-}
-
-// TestRemoteLoad: with -remote-load the study applies and restarts, prints
-// the client's command line and waits for Enter instead of measuring.
-func TestRemoteLoad(t *testing.T) {
-	in, port, orig := tomcatBase(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, program(t), "-apply", "-remote-load", "-cpu-method", "affinity",
-		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
-		"-journal", filepath.Join(t.TempDir(), "j"), "-steps", "access-log,threads", "-rate", "500000", "-connections", "1280", "-duration", "60s")
-	cmd.Env = cleanEnv()
-	cmd.Stdin = strings.NewReader("\n\n\n")
-	outb, err := cmd.CombinedOutput()
-	out := string(outb)
-	t.Logf("%s", out)
-	require.NoError(t, err)
-	assert.Equal(t, 3, strings.Count(out, "run the load from the client now"), "baseline, access-log, threads")
-	assert.Contains(t, out, fmt.Sprintf("go run ./examples/loadgen -t2 -c1280 -R500000 -d60s --latency http://127.0.0.1:%d/examples/servlets/servlet/HelloWorldExample", port))
-	assert.Contains(t, out, "maxThreads=")
-	assert.NotContains(t, out, "thread census of JVM", "no local load to take a census under")
-	assert.NotContains(t, out, "== Step table ==")
-	got, err := os.ReadFile(in.ServerXML())
-	require.NoError(t, err)
-	assert.Equal(t, orig, got)
 }
 
 // TestApplyRefusesBadTargetFirst: a URL that cannot reach the tuned

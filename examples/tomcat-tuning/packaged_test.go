@@ -23,6 +23,7 @@ import (
 
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/tomcatconf"
+	"github.com/nettune/nettune/tuning"
 )
 
 // packagedDirs hold only the tomcat user's files.
@@ -215,6 +216,13 @@ func TestPlanPackaged(t *testing.T) {
 	assertGone(t, pid)
 	assert.Regexp(t, `measuring a temporary copy of /var/lib/tomcat10 at http://127\.0\.0\.1:\d+/`, out)
 	assert.Empty(t, jvmsOf(t, in))
+	// Issue 25: the copy and the local load do not share CPUs (by
+	// affinity, under the default -cpu-method hotplug too), and it says so.
+	if on, err := tuning.NewDefault().OnlineCPUs(); err == nil && on.Len() > 1 {
+		assert.Regexp(t, `CPUs split by affinity: the temporary copy's JVM `+m[2]+` on CPUs \S+, the load generator on CPUs \S+ \(plan mode takes no CPU offline\)`, out)
+	} else {
+		assert.Contains(t, out, "the temporary copy and the load generator share it")
+	}
 }
 
 // TestApplyRefusesTwoJVMs: two JVMs of one base (stand-ins whose command

@@ -177,7 +177,7 @@ func TestIntegrationStudyLoadHostSSH(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", n.srv, bin, "-apply",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port), "-url", url,
-		"-load-host", cli.loadHost, "-ssh-config", cli.config, "-steps", "cpus,nic-queues",
+		"-load-host", cli.loadHost, "-ssh-config", cli.config, "-steps", "cpus,nic-queues", "-search", "off",
 		"-duration", "1500ms", "-warmup", "1s", "-repeat", "2", "-rate", "300", "-connections", "8",
 		"-journal", journal, "-json", jsonFile)
 	cmd.Env = cleanEnv()

@@ -169,7 +169,7 @@ func (c *CPUs) chooseCPUs(o Options, live bool) {
 		c.Notes = append(c.Notes, fmt.Sprintf("-cpus %d capped to the %d online CPUs of this host", o.CPUs, have))
 		c.N = have
 	}
-	if o.CPUMethod == MethodAffinity && live && !o.RemoteLoad && c.N >= c.Online.Len() && c.Online.Len() > 1 {
+	if o.CPUMethod == MethodAffinity && live && o.LoadHost == "" && c.N >= c.Online.Len() && c.Online.Len() > 1 {
 		c.N = c.Online.Len() - 1
 		c.Notes = append(c.Notes, fmt.Sprintf("affinity: Tomcat gets %d CPU(s) so that the local load generator has the rest", c.N))
 	}

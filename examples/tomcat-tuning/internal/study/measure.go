@@ -24,10 +24,12 @@ const warmupRuns = 3
 
 // measure measures target as one step with loadgen.MeasureStep, every
 // load derived from the one Config of the options (LoadConfig), sampling
-// the JVM's CPU when pid > 0. With -cpu-method affinity under -apply the
-// load generator is pinned to the placement's load CPUs.
+// the JVM's CPU when pid > 0. A load on this host (in this process or a
+// -load-netns worker, its child) is pinned to the placement's load CPUs
+// when the run split them (pinLoad: -cpu-method affinity under -apply,
+// plan mode's temporary copy).
 func (r *run) measure(ctx context.Context, name, target string, pid int) (loadgen.StepFigures, error) {
-	if r.o.CPUMethod == MethodAffinity && r.o.Apply && !r.place.Load.IsEmpty() && r.client == nil {
+	if r.pinLoad && !r.place.Load.IsEmpty() {
 		pin, err := r.numa.PlanPin(os.Getpid(), r.place.Load)
 		if err == nil {
 			err = pin.Apply(ctx)
@@ -219,11 +221,11 @@ func (r *run) census(ctx context.Context) (tomcatconf.Recommendation, error) {
 
 // runLoad runs one load: here, in a worker inside -load-netns's network
 // namespace, so the load reaches Tomcat through the namespace's
-// interface, or on -load-host's client machine over ssh, as the guide's
-// wrk2 does.
+// interface, or on -load-host's client machines over ssh, as the guide's
+// wrk2 does (several: one shard each, merged).
 func (r *run) runLoad(ctx context.Context, cfg loadgen.Config) (*loadgen.Result, error) {
-	if r.client != nil {
-		return r.client.Run(ctx, cfg)
+	if r.clients != nil {
+		return r.clients.Run(ctx, cfg)
 	}
 	if r.o.LoadNetNS != "" {
 		return NetNSLoad{NetNS: r.o.LoadNetNS}.Run(ctx, cfg)

@@ -52,9 +52,6 @@ type Options struct {
 	Apply bool
 	// Keep leaves the changes in place after Apply.
 	Keep bool
-	// RemoteLoad waits for Enter after each step while a client machine
-	// loads Tomcat, instead of measuring.
-	RemoteLoad bool
 	// Journal is the journal file of Apply and Revert.
 	Journal string
 	// Steps names the steps to run, in order (StepNames by default).
@@ -99,7 +96,8 @@ type Options struct {
 	// LoadNetNS runs every load inside this network namespace (ip netns).
 	LoadNetNS string
 	// LoadHost runs every load on this client machine, [USER@]HOST[:PORT],
-	// through OpenSSH's ssh (SSHClient); SSHConfig is passed as ssh -F;
+	// through OpenSSH's ssh (SSHClient), or on several, comma-separated,
+	// one shard each (Clients); SSHConfig is passed as ssh -F;
 	// LoadWorker is the worker binary copied there (default: the study's
 	// own, for a client of this machine's architecture).
 	LoadHost, SSHConfig, LoadWorker string
@@ -191,7 +189,46 @@ func (o Options) Check() error {
 	if err := o.checkLoadHost(); err != nil {
 		return err
 	}
-	return o.checkLoadNetNS()
+	if err := o.checkLoadNetNS(); err != nil {
+		return err
+	}
+	return o.checkLocalLoad()
+}
+
+// ErrLoadSharesCPUs is the cause of a refused -apply whose load would run
+// on the CPUs Tomcat is measured on: every figure would then measure
+// Tomcat and the load generator fighting for the same cores.
+var ErrLoadSharesCPUs = errors.New("the load generator would run on Tomcat's CPUs")
+
+// LocalLoad reports whether the load runs in this process, on this host's
+// CPUs and network namespace (no -load-host, no -load-netns).
+func (o Options) LocalLoad() bool { return o.LoadHost == "" && o.LoadNetNS == "" }
+
+// loadFix names the ways to give the load CPUs of its own.
+const loadFix = "run the load from a client with -load-host [USER@]HOST[:PORT] (the guide's wrk2 machine, through ssh), " +
+	"or from a network namespace with -load-netns NAME, " +
+	"or use -cpu-method affinity with CPUs left for the load (-cpus below this host's online CPUs)"
+
+// checkLocalLoad refuses -apply under hotplug with the load on this host:
+// hotplug takes every CPU but Tomcat's offline, so the load generator
+// would run on Tomcat's CPUs. (Affinity with no CPU left is refused by
+// Apply, which knows the host's CPUs.)
+func (o Options) checkLocalLoad() error {
+	if o.Apply && o.LocalLoad() && o.CPUMethod == MethodHotplug {
+		return fmt.Errorf("-apply with -cpu-method %s and the load in this process: %w (hotplug takes the other CPUs offline): %s",
+			MethodHotplug, ErrLoadSharesCPUs, loadFix)
+	}
+	return nil
+}
+
+// checkLoadCPUs refuses -apply with a local load under affinity when the
+// host leaves no CPU beside Tomcat's for the load (one online CPU).
+func checkLoadCPUs(h Host, o Options) error {
+	if o.LocalLoad() && o.CPUMethod == MethodAffinity && h.CPUs.Load.IsEmpty() {
+		return fmt.Errorf("-apply with -cpu-method %s gives Tomcat CPUs %s, every online CPU (%s): %w: %s",
+			MethodAffinity, h.CPUs.Tomcat, h.CPUs.Online, ErrLoadSharesCPUs, loadFix)
+	}
+	return nil
 }
 
 // checkOutput checks, before the study runs, that an output file can be
@@ -214,8 +251,9 @@ func checkOutput(flag, path string) error {
 	return nil
 }
 
-// checkLoadHost checks -load-host and the flags that go with it: one
-// client, reached by ssh, loading a URL it can reach (not loopback).
+// checkLoadHost checks -load-host and the flags that go with it: one or
+// several clients (comma-separated), reached by ssh, loading a URL they
+// can reach (not loopback).
 func (o Options) checkLoadHost() error {
 	if o.LoadHost == "" {
 		switch {
@@ -226,17 +264,16 @@ func (o Options) checkLoadHost() error {
 		}
 		return nil
 	}
-	if strings.Contains(o.LoadHost, ",") {
-		return fmt.Errorf("-load-host %q: several clients are not supported yet: give one [USER@]HOST[:PORT]", o.LoadHost)
-	}
-	if _, err := ParseLoadHost(o.LoadHost, o.SSHConfig); err != nil {
+	hosts, err := ParseLoadHosts(o.LoadHost, o.SSHConfig)
+	if err != nil {
 		return err
+	}
+	if o.Connections < len(hosts) {
+		return fmt.Errorf("-connections %d: the %d clients of -load-host split the connections: want %d or more", o.Connections, len(hosts), len(hosts))
 	}
 	switch {
 	case o.LoadNetNS != "":
 		return fmt.Errorf("-load-host %q and -load-netns %q: give one place for the load", o.LoadHost, o.LoadNetNS)
-	case o.RemoteLoad:
-		return errors.New("-load-host runs the load on the client by ssh; -remote-load waits for a load run by hand: give one of them")
 	case o.URL == "":
 		return fmt.Errorf("-load-host %q needs -url http://SERVER:PORT/PATH with an address of this host the client reaches", o.LoadHost)
 	}
@@ -293,15 +330,11 @@ func checkTarget(h Host) error {
 		h.NIC.URL, port, h.Tomcat.Instance.ServerXML(), strings.Join(ports, ", "))
 }
 
-// checkLoadNetNS checks -load-netns: a name `ip netns` knows, and a local
-// load (not -remote-load).
+// checkLoadNetNS checks -load-netns: a name `ip netns` knows.
 func (o Options) checkLoadNetNS() error {
 	name := o.LoadNetNS
 	if name == "" {
 		return nil
-	}
-	if o.RemoteLoad {
-		return errors.New("-load-netns runs the load here, from a network namespace; -remote-load waits for a load from elsewhere: give one of them")
 	}
 	if name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
 		return fmt.Errorf("-load-netns %q: want the name of a namespace in %s (as `ip netns list` shows it)", name, netnsDir)

@@ -3,9 +3,12 @@
 package study
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/internal/cpuset"
 	"github.com/nettune/nettune/loadgen"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
@@ -99,7 +103,11 @@ func TestCheck(t *testing.T) {
 		{func(o *Options) { o.Repeat = 0 }, "-repeat 0: want 1 or more"},
 		{func(o *Options) { o.Apply, o.Root = true, "/tmp" }, "cannot be used with -root"},
 		{func(o *Options) { o.Steps = []string{"nope"} }, `-steps: unknown step "nope"`},
-		{func(o *Options) { o.LoadNetNS, o.RemoteLoad = "cli", true }, "give one of them"},
+		// Issue 25, item 5: a local load under hotplug runs on Tomcat's CPUs.
+		{func(o *Options) { o.Apply = true }, "-apply with -cpu-method hotplug and the load in this process: the load generator would run on Tomcat's CPUs"},
+		{func(o *Options) { o.Apply = true }, "-load-host [USER@]HOST[:PORT]"},
+		{func(o *Options) { o.Apply = true }, "-load-netns NAME"},
+		{func(o *Options) { o.Apply = true }, "-cpu-method affinity with CPUs left for the load"},
 		{func(o *Options) { o.LoadNetNS = "../cli" }, `-load-netns "../cli": want the name of a namespace in /run/netns`},
 		{func(o *Options) { o.LoadNetNS = ".." }, "want the name of a namespace"},
 		// Issue 24, case 7: checked before the host changes, not after.
@@ -110,7 +118,10 @@ func TestCheck(t *testing.T) {
 		{func(o *Options) { o.Iface = "nosuch0" }, `-iface "nosuch0"`},
 		{func(o *Options) { o.LoadHost = "client" }, "-load-host \"client\" needs -url"},
 		{func(o *Options) { o.LoadHost, o.URL = "client", "http://127.0.0.1:8080/" }, "loopback address"},
-		{func(o *Options) { o.LoadHost, o.URL = "a,b", "http://10.0.0.1:8080/" }, "several clients"},
+		{func(o *Options) { o.LoadHost, o.URL = "a,,b", "http://10.0.0.1:8080/" }, "an empty client in the list"},
+		{func(o *Options) { o.LoadHost, o.URL = "a,b,a", "http://10.0.0.1:8080/" }, "a named twice"},
+		{func(o *Options) { o.LoadHost, o.URL = "a,b,-x", "http://10.0.0.1:8080/" }, `-load-host "-x": want [USER@]HOST[:PORT]`},
+		{func(o *Options) { o.LoadHost, o.URL, o.Connections = "a,b,c", "http://10.0.0.1:8080/", 2 }, "-connections 2: the 3 clients of -load-host split the connections"},
 		{func(o *Options) { o.LoadHost, o.URL = "u@h:99999", "http://10.0.0.1:8080/" }, `port "99999": want 1-65535`},
 		{func(o *Options) { o.LoadHost, o.URL = "-oProxyCommand=x", "http://10.0.0.1:8080/" }, "want [USER@]HOST[:PORT]"},
 		{func(o *Options) { o.LoadHost, o.LoadNetNS, o.URL = "h", "cli", "http://10.0.0.1:8080/" }, "give one place for the load"},
@@ -124,6 +135,34 @@ func TestCheck(t *testing.T) {
 	o := DefaultOptions()
 	o.LoadNetNS = "nettune-missing-namespace"
 	assert.ErrorContains(t, o.Check(), "create it with `ip netns add nettune-missing-namespace`")
+	o = DefaultOptions()
+	o.Apply = true
+	assert.ErrorIs(t, o.Check(), ErrLoadSharesCPUs)
+	o.CPUMethod = MethodAffinity
+	assert.NoError(t, o.Check(), "affinity leaves CPUs for the load (Apply checks there are some)")
+	o.CPUMethod, o.LoadHost, o.URL = MethodHotplug, "client", "http://10.0.0.1:8080/"
+	assert.NoError(t, o.Check(), "hotplug with the load on a client")
+}
+
+// TestApplyRefusesLoadOnTomcatsCPUs: under affinity, a host whose CPUs all
+// go to Tomcat leaves none for a local load: Apply refuses before anything
+// (no journal), naming the fixes; a load elsewhere is not refused there.
+func TestApplyRefusesLoadOnTomcatsCPUs(t *testing.T) {
+	o := DefaultOptions()
+	o.Apply, o.CPUMethod, o.Journal = true, MethodAffinity, filepath.Join(t.TempDir(), "j")
+	h := Host{Tomcat: Tomcat{Instance: &tomcatconf.Instance{Base: t.TempDir()}}}
+	h.NIC.URL = "http://127.0.0.1:8080/"
+	h.CPUs.Online, h.CPUs.Tomcat = cpuset.Of(0), cpuset.Of(0)
+	_, err := Apply(context.Background(), h, o, io.Discard)
+	require.ErrorIs(t, err, ErrLoadSharesCPUs)
+	for _, want := range []string{"gives Tomcat CPUs 0, every online CPU (0)", "-load-host", "-load-netns", "-cpu-method affinity with CPUs left"} {
+		assert.ErrorContains(t, err, want)
+	}
+	_, serr := os.Stat(o.Journal)
+	assert.True(t, os.IsNotExist(serr), "refused before the journal is created")
+	assert.NoError(t, checkLoadCPUs(h, Options{CPUMethod: MethodAffinity, LoadNetNS: "cli"}))
+	h.CPUs.Online, h.CPUs.Load = cpuset.Of(0, 1), cpuset.Of(1)
+	assert.NoError(t, checkLoadCPUs(h, o), "CPU 1 left for the load")
 }
 
 // TestCheckTarget: -url must reach a Connector the study tunes.

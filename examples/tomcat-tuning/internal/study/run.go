@@ -3,7 +3,6 @@
 package study
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -91,9 +90,11 @@ type run struct {
 	measured []loadgen.StepFigures
 	bound    map[string]string
 	jvmPID   int
-	stdin    *bufio.Reader
-	// client is -load-host's client, once its worker is in place.
-	client *SSHClient
+	// pinLoad pins this process (the local load generator) to
+	// place.Load before each measurement.
+	pinLoad bool
+	// clients are -load-host's clients, once their workers are in place.
+	clients *Clients
 	// searches are the searches done so far.
 	searches []Search
 }
@@ -139,6 +140,13 @@ func Plan(ctx context.Context, h Host, o Options, log io.Writer) (Results, error
 	}
 	fmt.Fprintln(log, "== Baseline (nothing on the host changes) ==")
 	r := newRun(h, o, log)
+	if selfAff, err := r.numa.Affinity(os.Getpid()); err == nil {
+		defer func() {
+			if err := r.numa.RestoreAffinity(selfAff); err != nil {
+				fmt.Fprintf(log, "restore this process's CPU affinity: %v\n", err)
+			}
+		}()
+	}
 	if o.LoadHost != "" {
 		done, err := r.setupClient(ctx, nil)
 		if err != nil {
@@ -239,6 +247,10 @@ func (r *run) tempTomcat(ctx context.Context) (string, func(), error) {
 		return fail(err)
 	}
 	fmt.Fprintf(r.log, "started the temporary copy %s: JVM %d as %s\n", dir, res.PID, res.User)
+	if err := r.splitPlanCPUs(ctx, res.PID); err != nil {
+		in.Stop(context.WithoutCancel(ctx), nil)
+		return fail(err)
+	}
 	return u, func() {
 		if _, err := in.Stop(context.Background(), nil); err != nil {
 			fmt.Fprintf(r.log, "stop the temporary Tomcat: %v\n", err)
@@ -246,6 +258,38 @@ func (r *run) tempTomcat(ctx context.Context) (string, func(), error) {
 		os.RemoveAll(top)
 		lock.Close()
 	}, nil
+}
+
+// splitPlanCPUs splits the CPUs between plan mode's temporary copy (JVM
+// pid) and a load generator on this host, by affinity: the copy on the
+// CPUs the study gives Tomcat (all but one when that leaves none), the
+// load on the rest, whatever -cpu-method says (plan mode takes no CPU
+// offline). It says so, or that one CPU cannot be split.
+func (r *run) splitPlanCPUs(ctx context.Context, pid int) error {
+	if r.o.LoadHost != "" {
+		return nil // the load runs on the client
+	}
+	on := r.h.CPUs.Online
+	tom := r.h.CPUs.Tomcat
+	if tom.IsEmpty() || on.Difference(tom).IsEmpty() {
+		if on.Len() < 2 {
+			fmt.Fprintf(r.log, "note: one online CPU (%s): the temporary copy and the load generator share it, and the baseline measures both\n", on)
+			return nil
+		}
+		tom = on.First(on.Len() - 1)
+	}
+	load := on.Difference(tom)
+	pin, err := r.numa.PlanPin(pid, tom)
+	if err == nil {
+		err = pin.Apply(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("pin the temporary copy's JVM %d to CPUs %s: %w", pid, tom, err)
+	}
+	r.place, r.pinLoad = Placement{Tomcat: tom, Load: load}, true
+	fmt.Fprintf(r.log, "CPUs split by affinity: the temporary copy's JVM %d on CPUs %s, the load generator on CPUs %s (plan mode takes no CPU offline)\n",
+		pid, tom, load)
+	return nil
 }
 
 // tempCopyPrefix names the folders of plan mode's temporary copies in the
@@ -314,7 +358,11 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 	if err := checkTarget(h); err != nil {
 		return Results{}, err
 	}
+	if err := checkLoadCPUs(h, o); err != nil {
+		return Results{}, err
+	}
 	r := newRun(h, o, log)
+	r.pinLoad = o.CPUMethod == MethodAffinity && o.LoadHost == ""
 	steps, err := Steps(h, o, r.findings)
 	if err != nil {
 		return Results{}, err
@@ -403,7 +451,7 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 			if err := r.measureStep(ctx, sr.Name); err != nil {
 				return err
 			}
-			if s := r.findings.Searches[sr.Name]; s != nil && sr.Status == tuning.StatusApplied && !r.o.RemoteLoad {
+			if s := r.findings.Searches[sr.Name]; s != nil && sr.Status == tuning.StatusApplied {
 				return r.search(ctx, s)
 			}
 			return nil
@@ -471,51 +519,79 @@ func lockStudy(h Host, o Options, steps []tuning.Step) (func(), error) {
 	return release, nil
 }
 
-// setupClient puts the worker on -load-host's client (SSHClient.Setup),
-// journaling its directory in j when not nil, and returns the function
-// that removes it (and marks the record reverted) at the end of the run.
+// setupClient puts the worker on each of -load-host's clients
+// (SSHClient.Setup), journaling each directory in j when not nil, and
+// measures each client's clock offset (MeasureClock), printed with its
+// uncertainty. It returns the function that removes the directories (and
+// marks their records reverted) at the end of the run; on an error the
+// directories already made are removed.
 func (r *run) setupClient(ctx context.Context, j *tuning.Journal) (func(), error) {
-	c, err := ParseLoadHost(r.o.LoadHost, r.o.SSHConfig)
+	hosts, err := ParseLoadHosts(r.o.LoadHost, r.o.SSHConfig)
 	if err != nil {
 		return nil, err
 	}
 	exe := r.o.LoadWorker
 	if exe == "" {
 		if exe, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("the study's binary, to copy to %s: %w", c.Host, err)
+			return nil, fmt.Errorf("the study's binary, to copy to %s: %w", r.o.LoadHost, err)
 		}
 	}
-	seq := -1
-	err = c.Setup(ctx, exe, func(c *SSHClient) error {
-		if j == nil {
-			return nil
-		}
-		undo, err := tuning.NewUndo(KindRemoteDir, c)
-		if err != nil {
-			return err
-		}
-		if seq, err = j.Begin(StepLoadHost, []tuning.Undo{undo}); err != nil {
-			return err
-		}
-		return j.Applied(seq)
-	})
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(r.log, "load generator: client %s over ssh, worker %s (SHA-256 verified)\n", c.Host, c.Exe())
-	r.client = c
-	return func() {
-		if err := c.Cleanup(context.Background()); err != nil {
-			fmt.Fprintf(r.log, "remove the worker from %s: %v (-revert -journal %s retries)\n", c.Host, err, r.o.Journal)
-			return
-		}
-		fmt.Fprintf(r.log, "removed %s from %s\n", c.Dir, c.Host)
-		if j != nil && seq >= 0 {
-			if err := j.Reverted(seq); err != nil {
-				fmt.Fprintf(r.log, "journal: %v\n", err)
+	cs := &Clients{Log: r.log}
+	var seqs []int
+	done := func() {
+		for i, c := range cs.Hosts {
+			if err := c.Cleanup(context.Background()); err != nil {
+				fmt.Fprintf(r.log, "remove the worker from %s: %v (-revert -journal %s retries)\n", c.Host, err, r.o.Journal)
+				continue
+			}
+			fmt.Fprintf(r.log, "removed %s from %s\n", c.Dir, c.Host)
+			if j != nil && seqs[i] >= 0 {
+				if err := j.Reverted(seqs[i]); err != nil {
+					fmt.Fprintf(r.log, "journal: %v\n", err)
+				}
 			}
 		}
-	}, nil
+	}
+	for _, c := range hosts {
+		seq := -1
+		err := c.Setup(ctx, exe, func(c *SSHClient) error {
+			if j == nil {
+				return nil
+			}
+			undo, err := tuning.NewUndo(KindRemoteDir, c)
+			if err != nil {
+				return err
+			}
+			if seq, err = j.Begin(StepLoadHost, []tuning.Undo{undo}); err != nil {
+				return err
+			}
+			return j.Applied(seq)
+		})
+		if err != nil {
+			if seq >= 0 {
+				// Setup removed the directory it made.
+				_ = j.Reverted(seq)
+			}
+			done()
+			return nil, err
+		}
+		cs.Hosts, seqs = append(cs.Hosts, c), append(seqs, seq)
+		clock, err := c.MeasureClock(ctx)
+		if err != nil {
+			done()
+			return nil, err
+		}
+		cs.Clocks = append(cs.Clocks, clock)
+		fmt.Fprintf(r.log, "load generator: client %s over ssh, worker %s (SHA-256 verified); its clock %s against this host's (smallest of %d ssh round trips), session set-up %s\n",
+			c.Host, c.Exe(), clock, clockRounds, loadgen.FormatDuration(clock.Setup))
+	}
+	if n := len(cs.Hosts); n > 1 {
+		fmt.Fprintf(r.log, "each load runs on the %d clients together: open-model runs as shards i/%d of one schedule, closed-loop runs (warm-ups) with the connections split; "+
+			"a shared start %s ahead, set on each client's clock by its offset; histograms merged, capacity = their responses over the common window\n",
+			n, n, loadgen.FormatDuration(cs.Lead()))
+	}
+	r.clients = cs
+	return done, nil
 }
 
 func hasStep(steps []tuning.Step, name string) bool {
@@ -604,7 +680,7 @@ func (r *run) persist(ctx context.Context, j *tuning.Journal, cpuHost *tuning.Ho
 // drop-in, are reverted with the rest, so the starting configuration
 // cannot be had again: it says so and measures nothing.
 func (r *run) driftGuard(ctx context.Context, steps []tuning.Step) (*loadgen.StepFigures, error) {
-	if r.o.RemoteLoad || len(r.measured) < 2 {
+	if len(r.measured) < 2 {
 		return nil, nil
 	}
 	if r.o.CPUMethod != MethodAffinity && hasStep(steps, StepCPUs) {
@@ -796,26 +872,11 @@ func (r *run) restart(ctx context.Context) error {
 	return nil
 }
 
-// measureStep restarts Tomcat and measures it (or, with -remote-load,
-// waits while the client measures). After the baseline it takes the
-// thread census the threads step is planned from.
+// measureStep restarts Tomcat and measures it. After the baseline it
+// takes the thread census the threads step is planned from.
 func (r *run) measureStep(ctx context.Context, name string) error {
 	if err := r.restart(ctx); err != nil {
 		return err
-	}
-	if r.o.RemoteLoad {
-		fmt.Fprintf(r.log, "%s: run the load from the client now, for example (wrk2's command line):\n"+
-			"  go run ./examples/loadgen -t2 -c%d -R%.0f -d%s --latency %s\n"+
-			"(its Requests/sec is the capacity: run it %d times; then once with -R at a rate common to every step for latency)\n"+
-			"press Enter when done\n",
-			name, r.o.Connections, r.o.CapacityRate, fmt.Sprintf("%gs", r.o.Duration.Seconds()), r.h.NIC.URL, r.o.Repeat)
-		if r.stdin == nil {
-			r.stdin = bufio.NewReader(os.Stdin)
-		}
-		if _, err := r.stdin.ReadString('\n'); err != nil {
-			return fmt.Errorf("waiting for Enter on standard input: %w", err)
-		}
-		return nil
 	}
 	m, err := r.measure(ctx, name, r.h.NIC.URL, r.jvmPID)
 	if err != nil {

@@ -1,0 +1,139 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
+	"github.com/nettune/nettune/internal/testutil"
+	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/tuning"
+)
+
+// netCutBound is how long the study may take to fail once the client's
+// link is cut: ssh's ServerAliveInterval 5 × ServerAliveCountMax 3, the
+// revert and Tomcat's stop, and the clean-up's ConnectTimeout 10 s.
+const netCutBound = 90 * time.Second
+
+// TestIntegrationLoadHostNetworkCut cuts the client's veth (ip link set
+// down, in the client namespace) while its worker runs a capacity run.
+// The study fails within netCutBound with an error naming the host and
+// what failed; server.xml is byte-identical and no JVM of the run is left;
+// the worker, whose run is bounded, exits on its own on the client; the
+// client's directory stays journaled until -revert, run once the link is
+// back, removes it.
+func TestIntegrationLoadHostNetworkCut(t *testing.T) {
+	testutil.RequireHostTests(t)
+	bin := program(t)
+	in, port, orig := tomcatBase(t)
+	n := newStudyNetNS(t)
+	cli := startSSHD(t, n, false, false)
+	t.Cleanup(func() {
+		// Whatever happened, the link is back for the namespaces' clean-up.
+		_ = exec.Command("ip", "-n", n.cli, "link", "set", n.cliIf, "up").Run()
+		assert.Empty(t, jvmPIDsOf(t, in.Base), "a JVM of %s was left running", in.Base)
+	})
+	journal := filepath.Join(t.TempDir(), "j")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", n.srv, bin, "-apply",
+		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
+		"-url", fmt.Sprintf("http://%s:%d%s", n.srvAddr, port, loadgen.HelloWorldPath),
+		"-load-host", cli.loadHost, "-ssh-config", cli.config, "-steps", "nic-queues",
+		"-warmup", "0s", "-duration", "8s", "-repeat", "1", "-rate", "50", "-connections", "2", "-journal", journal)
+	cmd.Env = cleanEnv()
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	worker := func() int {
+		for _, pid := range procsInNetNS(t, n.path(n.cli)) {
+			cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+			if strings.Contains(string(cmdline), "tomcat-tuning-worker.") && strings.HasSuffix(string(cmdline), study.WorkerArg+"\x00") {
+				return pid
+			}
+		}
+		return 0
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for worker() == 0 {
+		require.True(t, time.Now().Before(deadline), "no worker on the client after 90s:\n%s", out.String())
+		select {
+		case err := <-exited:
+			t.Fatalf("the study exited (%v) before its load ran:\n%s", err, out.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	ip(t, "-n", n.cli, "link", "set", n.cliIf, "down")
+	cut := time.Now()
+	var err error
+	select {
+	case err = <-exited:
+		exited <- err
+	case <-time.After(netCutBound):
+		t.Fatalf("the study ran on %s after the link was cut:\n%s", netCutBound, out.String())
+	}
+	took := time.Since(cut)
+	text := out.String()
+	t.Logf("tomcat-tuning (link cut, failed after %s):\n%s", took.Round(time.Millisecond), text)
+	require.Error(t, err)
+	assert.Contains(t, text, "client "+cli.loadHost+" (ssh)", "the error names the host")
+	assert.Contains(t, text, "ssh failed: the session or the connection ended", "and what failed")
+	assert.Contains(t, text, "reverted, except what the journal still holds ("+study.StepLoadHost+"): run -revert -journal "+journal)
+	assert.NotContains(t, text, "every change reverted")
+	got, rerr := os.ReadFile(in.ServerXML())
+	require.NoError(t, rerr)
+	assert.Equal(t, orig, got, "server.xml byte-identical")
+	assert.Empty(t, jvmPIDsOf(t, in.Base), "no JVM of the run")
+
+	// The worker's run is bounded (-duration): it exits on the client by
+	// itself, the link still down.
+	wdeadline := time.Now().Add(60 * time.Second)
+	for worker() != 0 && time.Now().Before(wdeadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	assert.Zero(t, worker(), "the worker still runs on the client")
+	require.Len(t, cli.workerDirs(), 1, "the directory stays for -revert")
+	entries, jerr := tuning.ReadJournal(journal)
+	require.NoError(t, jerr)
+	pending := map[string]bool{}
+	for _, e := range entries {
+		if !e.Reverted {
+			pending[e.Step] = true
+		}
+	}
+	assert.Equal(t, map[string]bool{study.StepLoadHost: true}, pending, "only the client's directory is pending")
+
+	// The link back, -revert removes the directory; the client's session
+	// ends once its retransmissions reach the server.
+	ip(t, "-n", n.cli, "link", "set", n.cliIf, "up")
+	rev := exec.CommandContext(ctx, "ip", "netns", "exec", n.srv, bin, "-revert", "-journal", journal)
+	rev.Env = cleanEnv()
+	rout, err := rev.CombinedOutput()
+	t.Logf("tomcat-tuning -revert:\n%s", rout)
+	require.NoError(t, err)
+	assert.Contains(t, string(rout), "reverted "+study.StepLoadHost)
+	assert.Empty(t, cli.workerDirs(), "-revert removed the worker's directory")
+	pdeadline := time.Now().Add(60 * time.Second)
+	for len(procsInNetNS(t, n.path(n.cli))) > 1 && time.Now().Before(pdeadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	assert.Equal(t, []int{cli.sshdPID}, procsInNetNS(t, n.path(n.cli)), "only sshd in the client namespace")
+}
