@@ -376,7 +376,7 @@ for rate in $MAX_LEVELS; do
   # Judged as wrk2 is (the rate alone), for a like-for-like figure.
   okr=$(awk -v d="$dev" -v s="$sdev" 'BEGIN{print (d >= -0.5 && d <= 0.5 && s >= -0.5 && s <= 0.5) ? "pass" : "fail"}')
   [ "$okr" = pass ] && best_lg_rate=$rate
-  printf "  %7s/s loadgen: %s; %s; nginx %s%% of a CPU: %s   [load %s]\n" "$rate" "$(lgline "$work/lg.max")" "$lgsaw" "$ngx, others on cpu0 $oth" "$ok (rate alone: $okr)" "$(loadavg)"
+  printf "  %7s/s loadgen: %s; %s; nginx %s of a CPU: %s   [load %s]\n" "$rate" "$(lgline "$work/lg.max")" "$lgsaw" "$ngx%, others on cpu0 $oth" "$ok (rate alone: $okr)" "$(loadavg)"
   if [ -n "$WRK2" ]; then
     c0=$(nginx_cpu); b0=$(cpu0_busy); saw_start "$MAX_DURATION" "$work/saw" wrk
     timed "$work/wrk2.max" "$WRK2" -t1 -c"$CONNS" -d"$MAX_DURATION" -R"$rate" --latency "$url"
@@ -384,9 +384,9 @@ for rate in $MAX_LEVELS; do
     dev=$(pct "$(cat "$work/saw")" "$rate" 2>/dev/null || echo -100)
     ok=$(awk -v d="$dev" 'BEGIN{print (d >= -0.5 && d <= 0.5) ? "pass" : "fail"}')
     [ "$ok" = pass ] && best_w2=$rate
-    printf "  %7s/s wrk2:    achieved %.1f req/s (%s%%), %s CPU-us/req, p50 %s; %s; nginx %s%% of a CPU: %s   [load %s]\n" "$rate" "$(wrk_rps "$work/wrk2.max")" \
+    printf "  %7s/s wrk2:    achieved %.1f req/s (%s%%), %s CPU-us/req, p50 %s; %s; nginx %s of a CPU: %s   [load %s]\n" "$rate" "$(wrk_rps "$work/wrk2.max")" \
       "$(pct "$(wrk_rps "$work/wrk2.max")" "$rate")" "$(per_req_us "$(cpu_s "$work/wrk2.max")" "$(wrk_reqs "$work/wrk2.max")")" \
-      "$(awk '/^ *50.000%/ {print $2}' "$work/wrk2.max")" "$w2saw" "$ngx, others on cpu0 $oth" "$ok" "$(loadavg)"
+      "$(awk '/^ *50.000%/ {print $2}' "$work/wrk2.max")" "$w2saw" "$ngx%, others on cpu0 $oth" "$ok" "$(loadavg)"
   fi
 done
 [ -n "$WRK2" ] || best_w2="not run"
