@@ -29,7 +29,7 @@
 # 405 bytes, the default: ~11 µs of nginx's CPU per request against ~12.4,
 # so nginx caps the high rates later; sections 9 and 10 show its CPU share).
 #
-# Rates are also counted by the server: nginx's stub_status, read 1.5 s
+# Rates are also counted by the server: nginx's stub_status, read 2 s
 # after a generator starts and 0.5 s before its end, gives the rate it
 # received in its steady part ("nginx saw"). wrk2 sends nothing in its first
 # ~1.2 s, so its own requests/duration is always short of the offered rate
@@ -239,17 +239,18 @@ run_delay() {
   cat /proc/"$p"/task/*/schedstat 2>/dev/null | awk '{s += $2} END {printf "%.1f", s / 1e6}'
 }
 # saw_start D OUT COMM: in the background (on nginx's CPU when pinned),
-# writes to OUT the rate nginx received from 1.5 s after now to 0.5 s
+# writes to OUT the rate nginx received from 2 s after now to 0.5 s
 # before D s after now: a generator's steady rate, counted by the server.
 # Each count is timed at the middle of its status request; the status
 # requests themselves are taken off. OUT.wait gets the time the generator
-# (process COMM) waited for its CPU in that window: a stall it did not
-# wait through was its own.
+# (process COMM, all its threads: two loops on one CPU wait for each other)
+# waited for a CPU in that window: a stall it did not wait through was
+# its own.
 saw_start() {
   local d=$1 out=$2 comm=$3
   (
     t0=$(now_ns)
-    sleep 1.5
+    sleep 2
     wa=$(run_delay "$comm"); a=$(now_ns); na=$(ngx_count); ta=$(( (a + $(now_ns)) / 2 ))
     sleep "$(awk -v d="$d" -v t0="$t0" -v now="$(now_ns)" 'BEGIN{s = d - 0.5 - (now - t0) / 1e9; printf "%.3f", (s > 0 ? s : 0)}')"
     b=$(now_ns); nb=$(ngx_count); tb=$(( (b + $(now_ns)) / 2 )); wb=$(run_delay "$comm")
@@ -361,7 +362,7 @@ fi
 if want 10; then
 echo "== 10. max rate per core: -t1, $CONNS connections, ${MAX_DURATION}s per level, levels $MAX_LEVELS"
 echo "  passes: loadgen's achieved rate within 0.5% of the offered one and its send lag p99 <= 1 ms;"
-echo "  wrk2 (no send lag reported, no sends in its first ~1.2 s): the rate nginx saw in its steady part"
+echo "  wrk2 (no send lag reported, no sends in its first ~1.2 s): the rate nginx saw from 2 s to 0.5 s before the end"
 echo "  within 0.5%. nginx: $NGINX_WORKERS worker(s) ${SRV[*]:+on cpu1}; its CPU share is shown."
 best_lg=none best_w2=none best_lg_rate=none
 for rate in $MAX_LEVELS; do
@@ -376,7 +377,7 @@ for rate in $MAX_LEVELS; do
   # Judged as wrk2 is (the rate alone), for a like-for-like figure.
   okr=$(awk -v d="$dev" -v s="$sdev" 'BEGIN{print (d >= -0.5 && d <= 0.5 && s >= -0.5 && s <= 0.5) ? "pass" : "fail"}')
   [ "$okr" = pass ] && best_lg_rate=$rate
-  printf "  %7s/s loadgen: %s; %s; nginx %s of a CPU: %s   [load %s]\n" "$rate" "$(lgline "$work/lg.max")" "$lgsaw" "$ngx%, others on cpu0 $oth" "$ok (rate alone: $okr)" "$(loadavg)"
+  printf "  %7s/s loadgen: %s; %s; nginx %s of a CPU: %s   [load %s]\n" "$rate" "$(lgline "$work/lg.max")" "$lgsaw" "$ngx%, others on cpu0 $oth%" "$ok (rate alone: $okr)" "$(loadavg)"
   if [ -n "$WRK2" ]; then
     c0=$(nginx_cpu); b0=$(cpu0_busy); saw_start "$MAX_DURATION" "$work/saw" wrk
     timed "$work/wrk2.max" "$WRK2" -t1 -c"$CONNS" -d"$MAX_DURATION" -R"$rate" --latency "$url"
@@ -386,7 +387,7 @@ for rate in $MAX_LEVELS; do
     [ "$ok" = pass ] && best_w2=$rate
     printf "  %7s/s wrk2:    achieved %.1f req/s (%s%%), %s CPU-us/req, p50 %s; %s; nginx %s of a CPU: %s   [load %s]\n" "$rate" "$(wrk_rps "$work/wrk2.max")" \
       "$(pct "$(wrk_rps "$work/wrk2.max")" "$rate")" "$(per_req_us "$(cpu_s "$work/wrk2.max")" "$(wrk_reqs "$work/wrk2.max")")" \
-      "$(awk '/^ *50.000%/ {print $2}' "$work/wrk2.max")" "$w2saw" "$ngx%, others on cpu0 $oth" "$ok" "$(loadavg)"
+      "$(awk '/^ *50.000%/ {print $2}' "$work/wrk2.max")" "$w2saw" "$ngx%, others on cpu0 $oth%" "$ok" "$(loadavg)"
   fi
 done
 [ -n "$WRK2" ] || best_w2="not run"
