@@ -9,9 +9,10 @@
 # and the generators on cpu0.
 #
 # Figures are ratios measured on a shared machine; they are reported, never
-# asserted. Needs: go, wrk, nginx (with its ssl module), openssl, GNU time
-# (/usr/bin/time, Debian package "time"), python3 (to read loadgen's --json),
-# ss (iproute2), taskset (util-linux) for PIN=1.
+# asserted. Needs: go, wrk, nginx (with its ssl and stub_status modules),
+# openssl, GNU time (/usr/bin/time, Debian package "time"), python3 (to read
+# loadgen's --json), ss (iproute2), pgrep (procps), taskset (util-linux)
+# for PIN=1.
 #
 # wrk2 (the fixed-rate and saturated comparisons): WRK2=/path/to/wrk2, or a
 # "wrk2" on PATH, or BUILD_WRK2=1 to build it from the source kept in
