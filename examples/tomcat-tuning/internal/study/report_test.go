@@ -18,6 +18,7 @@ import (
 
 	"github.com/nettune/nettune/internal/cpuset"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/nic"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
 )
@@ -262,16 +263,28 @@ func TestDocumentVerdicts(t *testing.T) {
 	assert.Contains(t, d.Text(), "drift")
 }
 
-// TestEstimate: the defaults' whole study on this machine's shape (four
-// measured steps, three more candidates of the threads search, the drift
-// guard) stays within about 12 minutes.
+// TestEstimate: the defaults' whole study on this machine's shape (one
+// CPU for Tomcat, only lo, one NUMA node: the baseline, access-log,
+// threads with two candidates besides the rule and the pool before, one
+// for the census, the drift guard) stays within about 12 minutes; steps
+// the host skips cost nothing.
 func TestEstimate(t *testing.T) {
 	o := DefaultOptions()
 	o.CPUMethod = MethodAffinity
-	steps := []tuning.Step{{Name: StepCPUs, Baseline: true}, {Name: StepAccessLog}, {Name: StepThreads}}
+	h := Host{CPUs: CPUs{N: 1}, NIC: NIC{Name: "lo", Virtual: true, Node: -1}}
+	steps, err := Steps(h, o, nil)
+	require.NoError(t, err)
 	// 7 measurements × (10 s + 30 s + 6 × 6 s + 5 s) + the census.
-	assert.Equal(t, 7*81*time.Second+5500*time.Millisecond, Estimate(o, steps))
-	assert.Less(t, Estimate(o, steps), 12*time.Minute)
+	assert.Equal(t, 7*81*time.Second+5500*time.Millisecond, Estimate(h, o, steps))
+	assert.Less(t, Estimate(h, o, steps), 12*time.Minute)
 	o.Search = SearchOff
-	assert.Equal(t, 4*81*time.Second+5500*time.Millisecond, Estimate(o, steps), "the rules alone")
+	assert.Equal(t, 4*81*time.Second+5500*time.Millisecond, Estimate(h, o, steps), "the rules alone")
+
+	// An 8-queue veth and 2 CPUs: nic-queues is measured, and searched
+	// over 1 and 8 besides the rule.
+	o.Search = SearchOn
+	h.CPUs.N, h.NIC.Channels = 2, &nic.Channels{MaxRX: 8, MaxTX: 8, RX: 8, TX: 8}
+	// threads: 1 (rule), 4, 8, 200 (before) + the census: 3 more; nic-queues:
+	// 2 (rule), 1, 8 (before): 1 more.
+	assert.Equal(t, (1+1+1+3+1+1+1)*81*time.Second+5500*time.Millisecond, Estimate(h, o, steps))
 }

@@ -379,7 +379,7 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 		return res, err
 	}
 	defer unlock()
-	fmt.Fprintf(log, "estimated duration: at most about %s\n", Estimate(o, steps).Round(time.Second))
+	fmt.Fprintf(log, "estimated duration: at most about %s\n", Estimate(h, o, steps).Round(time.Second))
 	// A Tomcat that runs now is restarted as the user it runs as, and
 	// started again that way at the end. Checked before the journal is
 	// created: a refusal changes nothing.
@@ -607,23 +607,40 @@ func hasStep(steps []tuning.Step, name string) bool {
 // Estimate (8 s here for Debian's tomcat10 on 2 CPUs).
 const restartAllowance = 10 * time.Second
 
-// Estimate bounds a -apply run's duration before it starts: for the
-// baseline, every other step, each candidate a search may measure besides
-// the rule (three for threads and for nic-queues) and the drift guard, a
-// restart, the longest warm-up, -repeat capacity runs (each with a second
-// of connecting and draining) and the latency run; the census after the
-// baseline.
-func Estimate(o Options, steps []tuning.Step) time.Duration {
+// Estimate bounds a -apply run's duration on h before it starts: for the
+// baseline, every other step the host lets run (nic-queues needs a NIC with
+// queues to set, numa-local a NIC on one of several nodes), each candidate
+// a search measures besides the rule and the step before's (with one more
+// for the census's recommendation) and the drift guard, a restart, the
+// longest warm-up, -repeat capacity runs (each with a second of connecting
+// and draining) and the latency run; the census after the baseline.
+func Estimate(h Host, o Options, steps []tuning.Step) time.Duration {
 	n := 1
 	for _, s := range steps {
-		if !s.Baseline {
-			n++
+		if s.Baseline {
+			continue
 		}
-		if o.Search != SearchOff && (s.Name == StepThreads || s.Name == StepNICQueues) {
-			n += 3
+		switch s.Name {
+		case StepNICQueues:
+			ch := h.NIC.Channels
+			if ch == nil || ch.MaxQueues() < 2 {
+				continue // skipped: no queue count to set
+			}
+			if o.Search != SearchOff {
+				n += measuredCandidates(QueueCandidates(uint32(h.CPUs.N), ch.MaxQueues(), ch.Queues()))
+			}
+		case StepNUMALocal:
+			if _, skip := NUMAPick(h, o); skip != "" {
+				continue
+			}
+		case StepThreads:
+			if o.Search != SearchOff {
+				n += measuredCandidates(ThreadCandidates(h.CPUs.N, nil, currentMaxThreads(h))) + 1 // + the census's
+			}
 		}
+		n++
 	}
-	if o.CPUMethod == MethodAffinity && n > 1 {
+	if o.CPUMethod == MethodAffinity && n > 1 && !(h.Tomcat.Systemd() && (hasStep(steps, StepCPUs) || hasStep(steps, StepOpenFiles))) {
 		n++ // the drift guard
 	}
 	per := restartAllowance + o.WarmUp + time.Duration(o.Repeat)*(o.Duration+time.Second) + o.Duration
@@ -632,6 +649,31 @@ func Estimate(o Options, steps []tuning.Step) time.Duration {
 		total += max(time.Second, o.Duration/2) + 3*time.Second
 	}
 	return total
+}
+
+// measuredCandidates counts the candidates a search measures besides the
+// rule (the step's own measurement) and the step before's.
+func measuredCandidates(cs []Candidate) int {
+	n := 0
+	for i, c := range cs {
+		if i > 0 && !c.Previous {
+			n++
+		}
+	}
+	return n
+}
+
+// currentMaxThreads is the pool h's Tomcat runs with now (200, Tomcat's
+// default, when it cannot be read).
+func currentMaxThreads(h Host) int {
+	if h.Tomcat.Usable() {
+		if c, err := tomcatconf.Load(h.Tomcat.Instance.ServerXML()); err == nil {
+			if n, err := c.MaxThreads(h.Tomcat.Query); err == nil {
+				return n
+			}
+		}
+	}
+	return 200
 }
 
 // persist makes the kept steps persistent (-persist), each write journaled

@@ -357,7 +357,7 @@ func channelsText(ch nic.Channels) string {
 // agree on it without sharing state.
 func NUMAPick(h Host, o Options) (tuning.CPUSet, string) {
 	topo := h.CPUs.Topology
-	if len(topo.Nodes) <= 1 {
+	if topo == nil || len(topo.Nodes) <= 1 {
 		return tuning.CPUSet{}, "one NUMA node"
 	}
 	if h.NIC.Node < 0 {
