@@ -59,16 +59,29 @@ func parseClock(line string) (time.Time, error) {
 	if sec, frac, ok := strings.Cut(strings.Replace(line, ",", ".", 1), "."); ok {
 		s, err1 := strconv.ParseInt(sec, 10, 64)
 		us, err2 := strconv.ParseInt(frac, 10, 64)
-		if err1 != nil || err2 != nil || len(frac) != 6 || us < 0 {
+		if err1 != nil || err2 != nil || len(frac) != 6 || !digits(sec) || !digits(frac) {
 			return time.Time{}, bad
 		}
 		return time.Unix(s, us*1000), nil
 	}
 	ns, err := strconv.ParseInt(line, 10, 64)
-	if err != nil || ns <= 0 {
+	if err != nil || ns <= 0 || !digits(line) {
 		return time.Time{}, bad
 	}
 	return time.Unix(0, ns), nil
+}
+
+// digits: s is one or more ASCII digits, no sign.
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // MeasureClock measures the client's clock offset over one ssh session:

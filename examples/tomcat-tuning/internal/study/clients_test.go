@@ -4,6 +4,9 @@ package study
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,6 +97,9 @@ func TestParseClock(t *testing.T) {
 		{"%N", time.Time{}, false},                                         // a date without %N
 		{"", time.Time{}, false},
 		{"-5", time.Time{}, false},
+		{"-5.000001", time.Time{}, false}, // no sign
+		{"5.+12345", time.Time{}, false},
+		{"+1764804000123456789", time.Time{}, false},
 	}
 	for _, tt := range tests {
 		got, err := parseClock(tt.line)
@@ -104,4 +110,28 @@ func TestParseClock(t *testing.T) {
 		require.NoError(t, err, "%q", tt.line)
 		assert.True(t, tt.want.Equal(got), "%q: %s", tt.line, got)
 	}
+}
+
+// FuzzParseClock: any line parses or is refused with the expected form
+// named; what parses prints back as it was read (seconds and six digits of
+// microseconds, or nanoseconds).
+func FuzzParseClock(f *testing.F) {
+	for _, s := range []string{"1764804000.123456\n", "1764804000,000001", "1764804000123456789", "1764804000.12", "%N", "", "-5", "5.+12345"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		got, err := parseClock(line)
+		if err != nil {
+			require.ErrorContains(t, err, "want seconds.microseconds")
+			return
+		}
+		in := strings.Replace(strings.TrimSpace(line), ",", ".", 1)
+		var back string
+		if strings.Contains(in, ".") {
+			back = fmt.Sprintf("%d.%06d", got.Unix(), got.Nanosecond()/1000)
+		} else {
+			back = strconv.FormatInt(got.UnixNano(), 10)
+		}
+		assert.Equal(t, strings.TrimLeft(in, "0"), strings.TrimLeft(back, "0"), "%q", line)
+	})
 }
