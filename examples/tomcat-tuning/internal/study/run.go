@@ -536,6 +536,18 @@ func (r *run) setupClient(ctx context.Context, j *tuning.Journal) (func(), error
 			return nil, fmt.Errorf("the study's binary, to copy to %s: %w", r.o.LoadHost, err)
 		}
 	}
+	// A client of another architecture gets a worker built for it, when
+	// the study's own binary is the worker and Go and this module's source
+	// are at hand (under go run); the builds are removed once copied.
+	var builder *WorkerBuilder
+	if r.o.LoadWorker == "" {
+		out, err := os.MkdirTemp("", "tomcat-tuning-workers-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(out)
+		builder = &WorkerBuilder{Out: out}
+	}
 	cs := &Clients{Log: r.log}
 	var seqs []int
 	done := func() {
@@ -554,6 +566,9 @@ func (r *run) setupClient(ctx context.Context, j *tuning.Journal) (func(), error
 	}
 	for _, c := range hosts {
 		seq := -1
+		if builder != nil {
+			c.Build = builder.Build
+		}
 		err := c.Setup(ctx, exe, func(c *SSHClient) error {
 			if j == nil {
 				return nil
@@ -582,6 +597,9 @@ func (r *run) setupClient(ctx context.Context, j *tuning.Journal) (func(), error
 			return nil, err
 		}
 		cs.Clocks = append(cs.Clocks, clock)
+		if c.Built != "" {
+			fmt.Fprintf(r.log, "load generator: %s is not this host's architecture: built its worker from this module's source (%s)\n", c.Host, filepath.Base(c.Built))
+		}
 		fmt.Fprintf(r.log, "load generator: client %s over ssh, worker %s (SHA-256 verified); its clock %s against this host's (smallest of %d ssh round trips), session set-up %s\n",
 			c.Host, c.Exe(), clock, clockRounds, loadgen.FormatDuration(clock.Setup))
 	}

@@ -54,6 +54,11 @@ type SSHClient struct {
 	Config string `json:"ssh_config,omitempty"`
 	// Dir is the private directory made on the client ("" before Setup).
 	Dir string `json:"dir,omitempty"`
+	// Build, when not nil, builds a worker for the client's GOARCH when
+	// the binary Setup is given is of another (WorkerBuilder.Build);
+	// Built is then the binary Setup copied.
+	Build func(ctx context.Context, goarch string) (string, error) `json:"-"`
+	Built string                                                   `json:"-"`
 
 	user, host, port string
 }
@@ -213,7 +218,7 @@ var goarchOf = map[string]string{
 var remoteDir = regexp.MustCompile(`^/[A-Za-z0-9._/-]+$`)
 
 // Setup reads the client's architecture (uname -m), refuses one that is
-// not this binary's, makes a private directory (mktemp -d, mode 0700) and
+// not exe's unless Build builds a worker for it, makes a private directory (mktemp -d, mode 0700) and
 // copies exe (the study's binary, or -load-worker's, of the client's
 // architecture by its ELF header) into it, checking its SHA-256 on the
 // client (sha256sum) against this copy's. onDir is called with the
@@ -224,15 +229,12 @@ func (c *SSHClient) Setup(ctx context.Context, exe string, onDir func(*SSHClient
 	if err != nil {
 		return err
 	}
-	machine := strings.TrimSpace(out)
-	binArch, err := elfArch(exe)
+	exe, built, err := workerFor(ctx, c.where(), strings.TrimSpace(out), exe, c.Build)
 	if err != nil {
-		return fmt.Errorf("%s: the worker binary to copy: %w", c.where(), err)
+		return err
 	}
-	if arch, ok := goarchOf[machine]; !ok || arch != binArch {
-		return fmt.Errorf("%s: its architecture is %s (GOARCH %s), the worker binary %s is %s: build one for it "+
-			"(GOARCH=%s go build -o tomcat-tuning-%s ./examples/tomcat-tuning) and name it with -load-worker PATH",
-			c.where(), machine, firstNonEmpty(arch, "unknown"), exe, binArch, firstNonEmpty(arch, "ARCH"), firstNonEmpty(arch, "ARCH"))
+	if built {
+		c.Built = exe
 	}
 	bin, err := os.ReadFile(exe)
 	if err != nil {
