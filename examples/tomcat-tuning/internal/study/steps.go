@@ -159,13 +159,20 @@ func (p *planner) iommu(context.Context) (*tuning.Change, error) {
 // after each start, or through the unit's drop-in).
 func (p *planner) cpusStep(context.Context) (*tuning.Change, error) {
 	c := p.h.CPUs
+	load := "load generator on CPUs " + c.Load.String()
+	switch {
+	case p.o.LoadHost != "":
+		load = "load generator on " + p.o.LoadHost
+	case c.Load.IsEmpty():
+		load = "no CPU left for a local load generator"
+	}
 	if p.o.CPUMethod == MethodAffinity && p.h.Tomcat.Systemd() {
-		return p.dropIn(fmt.Sprintf("pin the JVM to CPUs %s (load generator on %s)", c.Tomcat, c.Load),
+		return p.dropIn(fmt.Sprintf("pin the JVM to CPUs %s (%s)", c.Tomcat, load),
 			func(d *tomcatconf.DropIn) { d.CPUAffinity = c.Tomcat.IDs() })
 	}
 	if p.o.CPUMethod == MethodAffinity {
-		return &tuning.Change{Describe: fmt.Sprintf("pin the JVM to CPUs %s after each start (sched_setaffinity); load generator on %s; no host change",
-			c.Tomcat, c.Load)}, nil
+		return &tuning.Change{Describe: fmt.Sprintf("pin the JVM to CPUs %s after each start (sched_setaffinity); %s; no host change",
+			c.Tomcat, load)}, nil
 	}
 	return p.cpus.KeepOnlineChange(c.Tomcat)
 }

@@ -227,3 +227,33 @@ func TestPlacement(t *testing.T) {
 	assert.Equal(t, "0-1", InitialPlacement(h, o).Tomcat.String(), "hotplug: every online CPU until the cpus step")
 	assert.Equal(t, "0", PlacementAfter(h, o, StepCPUs, InitialPlacement(h, o)).Tomcat.String())
 }
+
+// TestCPUsStepSaysWhereTheLoadRuns: under affinity the cpus step names the
+// load generator's CPUs, -load-host's clients, or that none is left.
+func TestCPUsStepSaysWhereTheLoadRuns(t *testing.T) {
+	ctx := context.Background()
+	cpus := func(s string) numa.CPUSet {
+		c, err := numa.ParseCPUList(s)
+		require.NoError(t, err)
+		return c
+	}
+	for _, tc := range []struct {
+		load     string
+		loadHost string
+		want     string
+	}{
+		{"1", "", "pin the JVM to CPUs 0 after each start (sched_setaffinity); load generator on CPUs 1; no host change"},
+		{"", "bench@client", "pin the JVM to CPUs 0 after each start (sched_setaffinity); load generator on bench@client; no host change"},
+		{"", "", "no CPU left for a local load generator"},
+	} {
+		h := Host{CPUs: CPUs{N: 1, Online: cpus("0-1"), Tomcat: cpus("0")}}
+		if tc.load != "" {
+			h.CPUs.Load = cpus(tc.load)
+		}
+		o := DefaultOptions()
+		o.CPUMethod, o.LoadHost = MethodAffinity, tc.loadHost
+		ch, err := (&planner{h: h, o: o, f: &Findings{}}).cpusStep(ctx)
+		require.NoError(t, err)
+		assert.Contains(t, ch.Describe, tc.want)
+	}
+}
