@@ -3,8 +3,10 @@ package procstat
 import (
 	"math"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -65,8 +67,21 @@ func TestReadSelf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.PID != os.Getpid() || s.PPID != os.Getppid() || s.StartTime == 0 || s.State != 'R' {
-		t.Fatalf("/proc/self/stat: %+v, want this process (pid %d, ppid %d), running, with a start time", s, os.Getpid(), os.Getppid())
+	// /proc/self/stat shows the thread-group leader, which may sleep
+	// while this goroutine runs on another thread: any live state will do.
+	if s.PID != os.Getpid() || s.PPID != os.Getppid() || s.StartTime == 0 || !strings.ContainsRune("RSD", rune(s.State)) {
+		t.Fatalf("/proc/self/stat: %+v, want this process (pid %d, ppid %d), alive, with a start time", s, os.Getpid(), os.Getppid())
+	}
+	// The thread reading its own stat is the one certainly running.
+	runtime.LockOSThread()
+	th, err := Read("/proc/thread-self/stat")
+	tid := syscall.Gettid()
+	runtime.UnlockOSThread()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th.PID != tid || th.PPID != os.Getppid() || th.State != 'R' {
+		t.Fatalf("/proc/thread-self/stat: %+v, want this thread (tid %d, ppid %d), running", th, tid, os.Getppid())
 	}
 	if _, err := Read("/proc/self/nonexistent"); !os.IsNotExist(err) {
 		t.Fatalf("missing file: %v", err)
