@@ -463,12 +463,14 @@ func startUntil(t *testing.T, ctx context.Context, prefix string, args ...string
 
 // startAccessLogStep starts an -apply run of the access-log and threads
 // steps against in, CPUs by affinity, and returns once the access-log
-// step is applied and being measured.
+// step is applied and being measured. The threads step applies the
+// guide's rule (-search off): these tests are about the run's lifetime,
+// and a search there cost TestConcurrentApplyRefused a minute.
 func startAccessLogStep(t *testing.T, ctx context.Context, in *tomcatconf.Instance, port int, journal string) (*exec.Cmd, func() (string, error)) {
 	t.Helper()
 	return startUntil(t, ctx, "== measure access-log", "-apply", "-cpu-method", "affinity",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
-		"-journal", journal, "-steps", "access-log,threads",
+		"-journal", journal, "-steps", "access-log,threads", "-search", "off",
 		"-repeat", "2", "-duration", "2s", "-warmup", "3s", "-warmup-interval", "1s", "-rate", "200", "-connections", "8")
 }
 

@@ -114,10 +114,23 @@ func assertGone(t *testing.T, pid int) {
 	assert.False(t, running(pid), "the study's JVM %d is gone", pid)
 }
 
-// TestApplyPackagedStopped runs the study on Debian's tomcat10 as
+// TestPackaged runs the tests on Debian's tomcat10 as installed
+// (/var/lib/tomcat10), one after another, in parallel with
+// TestIntegrationContainer (see there).
+func TestPackaged(t *testing.T) {
+	t.Parallel()
+	t.Run("ApplyStopped", testApplyPackagedStopped)
+	t.Run("ApplyRunning", testApplyPackagedRunning)
+	t.Run("KillThenRevert", testKillThenRevertPackaged)
+	t.Run("Plan", testPlanPackaged)
+	t.Run("ApplyRefusesTwoJVMs", testApplyRefusesTwoJVMs)
+	t.Run("KillPlanLeavesNoCopy", testKillPlanLeavesNoCopy)
+}
+
+// testApplyPackagedStopped runs the study on Debian's tomcat10 as
 // installed and stopped: it finds the unit, runs Tomcat as user tomcat
 // through the unit's start script, and leaves it stopped.
-func TestApplyPackagedStopped(t *testing.T) {
+func testApplyPackagedStopped(t *testing.T) {
 	in, args := packagedStudy(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -134,10 +147,10 @@ func TestApplyPackagedStopped(t *testing.T) {
 	}
 }
 
-// TestApplyPackagedRunning runs the study on Debian's tomcat10 running as
+// testApplyPackagedRunning runs the study on Debian's tomcat10 running as
 // its unit runs it (user tomcat, no PID file): the study sees it, restarts
 // it as tomcat, and at the end starts it again that way, answering.
-func TestApplyPackagedRunning(t *testing.T) {
+func testApplyPackagedRunning(t *testing.T) {
 	in, args := packagedStudy(t)
 	before := testutil.StartPackagedTomcatAsUnit(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -161,10 +174,10 @@ func TestApplyPackagedRunning(t *testing.T) {
 	answersHello(t)
 }
 
-// TestKillThenRevertPackaged kills the study with SIGKILL while it
+// testKillThenRevertPackaged kills the study with SIGKILL while it
 // measures a step on Debian's running tomcat10; -revert then stops the JVM
 // the run left (found in /proc) and starts Tomcat again as tomcat.
-func TestKillThenRevertPackaged(t *testing.T) {
+func testKillThenRevertPackaged(t *testing.T) {
 	in, args := packagedStudy(t)
 	journal := args[4]
 	before := testutil.StartPackagedTomcatAsUnit(t)
@@ -198,10 +211,10 @@ func TestKillThenRevertPackaged(t *testing.T) {
 	answersHello(t)
 }
 
-// TestPlanPackaged: plan mode on Debian's stopped tomcat10 measures a
+// testPlanPackaged: plan mode on Debian's stopped tomcat10 measures a
 // temporary copy of its CATALINA_BASE, run as user tomcat (not root), and
 // leaves nothing running.
-func TestPlanPackaged(t *testing.T) {
+func testPlanPackaged(t *testing.T) {
 	in, _ := packagedStudy(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -225,10 +238,10 @@ func TestPlanPackaged(t *testing.T) {
 	}
 }
 
-// TestApplyRefusesTwoJVMs: two JVMs of one base (stand-ins whose command
+// testApplyRefusesTwoJVMs: two JVMs of one base (stand-ins whose command
 // line holds its -Dcatalina.base) make -apply refuse before it creates
 // the journal or changes anything; neither is touched.
-func TestApplyRefusesTwoJVMs(t *testing.T) {
+func testApplyRefusesTwoJVMs(t *testing.T) {
 	in, port, orig := tomcatBase(t)
 	var pids []int
 	for range 2 {
@@ -256,11 +269,11 @@ func TestApplyRefusesTwoJVMs(t *testing.T) {
 	}
 }
 
-// TestKillPlanLeavesNoCopy: kill -9 of a plan-mode run during its
+// testKillPlanLeavesNoCopy: kill -9 of a plan-mode run during its
 // baseline takes the temporary copy's JVM with it (PR_SET_PDEATHSIG), and
 // the next run removes the copy's folder (issue 24, case 6: the JVM was
 // left listening, and the folder behind).
-func TestKillPlanLeavesNoCopy(t *testing.T) {
+func testKillPlanLeavesNoCopy(t *testing.T) {
 	in, _ := packagedStudy(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -183,7 +183,7 @@ func nettuneUnderEtc(t *testing.T, c *nspawn.Container) []string {
 	return found
 }
 
-// TestIntegrationStudyPersistSurvivesReboot is issue 22's "done when": in
+// testPersistSurvivesReboot is issue 22's "done when": in
 // a container where systemd runs Debian's tomcat10.service and tuned runs,
 // the study's -apply -persist keeps its steps, the container reboots (the
 // same overlay booted again) and they are in force from /proc and the
@@ -213,7 +213,7 @@ func nettuneUnderEtc(t *testing.T, c *nspawn.Container) []string {
 // physical NIC, no boot parameters): the study writes no tuned profile
 // and leaves the user's profile active and verifying, which the test
 // checks before and after each reboot.
-func TestIntegrationStudyPersistSurvivesReboot(t *testing.T) {
+func testPersistSurvivesReboot(t *testing.T) {
 	testutil.RequireRoot(t)
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skipf("skipped: ip (iproute2) not installed: %v", err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
 	"github.com/nettune/nettune/internal/nspawn"
+	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
 )
@@ -45,6 +46,9 @@ func containerStudy(t *testing.T) (*nspawn.Container, int) {
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: booting a systemd container needs root")
 	}
+	// The study inside pins Tomcat to CPU 0 and loads from CPU 1: no
+	// other test may take a CPU offline meanwhile.
+	testutil.StableCPUs(t)
 	bin := filepath.Join(t.TempDir(), "tomcat-tuning")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -214,11 +218,26 @@ func assertJournalUnit(t *testing.T, entries []tuning.JournalEntry, wasRunning b
 	}
 }
 
-// TestIntegrationStudyUnderSystemd runs the study inside a container where
+// TestIntegrationContainer runs the tests that boot the Debian container,
+// one after another. It runs in parallel with TestPackaged, once the
+// package's other tests are done: the container has its own network,
+// root and unit, and Debian's tomcat10 on the host is not in it, so the
+// two groups share only the CPUs (both take testutil.StableCPUs). Run
+// one on its own with -run 'TestIntegrationContainer/UnderSystemd$'.
+func TestIntegrationContainer(t *testing.T) {
+	t.Parallel()
+	t.Run("UnderSystemd", testUnderSystemd)
+	t.Run("UnderSystemdKillThenRevert", testUnderSystemdKillThenRevert)
+	t.Run("UnderSystemdStopped", testUnderSystemdStopped)
+	t.Run("UnderSystemdRefusesJVMBeside", testUnderSystemdRefusesJVMBeside)
+	t.Run("PersistSurvivesReboot", testPersistSurvivesReboot)
+}
+
+// testUnderSystemd runs the study inside a container where
 // systemd runs tomcat10.service: restarts go through systemctl, the CPUs
 // and the open-files limit through a runtime drop-in, and the unit is
 // left active as found, with a new main process and no drop-in.
-func TestIntegrationStudyUnderSystemd(t *testing.T) {
+func testUnderSystemd(t *testing.T) {
 	c, before := containerStudy(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -248,11 +267,11 @@ func TestIntegrationStudyUnderSystemd(t *testing.T) {
 	assertUnitAsFound(t, ctx, c, before, origXML)
 }
 
-// TestIntegrationStudyUnderSystemdKillThenRevert kills the study inside
+// testUnderSystemdKillThenRevert kills the study inside
 // the container while it measures the access-log step, then runs
 // -revert: the drop-in goes, server.xml comes back, and the unit is
 // restarted through systemd with the files as found.
-func TestIntegrationStudyUnderSystemdKillThenRevert(t *testing.T) {
+func testUnderSystemdKillThenRevert(t *testing.T) {
 	c, before := containerStudy(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -312,10 +331,10 @@ func TestIntegrationStudyUnderSystemdKillThenRevert(t *testing.T) {
 	assertUnitAsFound(t, ctx, c, before, origXML)
 }
 
-// TestIntegrationStudyUnderSystemdStopped runs the study while the enabled
+// testUnderSystemdStopped runs the study while the enabled
 // tomcat10.service is stopped: the study starts it through systemd and
 // stops it again at the end.
-func TestIntegrationStudyUnderSystemdStopped(t *testing.T) {
+func testUnderSystemdStopped(t *testing.T) {
 	c, _ := containerStudy(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -348,10 +367,10 @@ func TestIntegrationStudyUnderSystemdStopped(t *testing.T) {
 	assert.Equal(t, string(origXML), string(got), "server.xml byte-identical")
 }
 
-// TestIntegrationStudyUnderSystemdRefusesJVMBeside: a JVM of the base that
+// testUnderSystemdRefusesJVMBeside: a JVM of the base that
 // is not the unit's main process would fight the unit for the port: -apply
 // refuses before it creates the journal, and changes nothing.
-func TestIntegrationStudyUnderSystemdRefusesJVMBeside(t *testing.T) {
+func testUnderSystemdRefusesJVMBeside(t *testing.T) {
 	c, _ := containerStudy(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
