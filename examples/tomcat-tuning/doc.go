@@ -15,10 +15,12 @@
 //	go run ./examples/tomcat-tuning -apply -cpu-method affinity -keep   # leave the tuned state in place
 //	go run ./examples/tomcat-tuning -revert            # undo what an earlier (killed) run left
 //
-// A load in the study's own process under -cpu-method hotplug (the
-// default) would run on Tomcat's CPUs: -apply refuses it, naming
-// -load-host (one client or several, comma-separated, one shard each),
-// -load-netns and -cpu-method affinity.
+// A load on this host (in the study's own process, or in a network
+// namespace with -load-netns) under -cpu-method hotplug (the default)
+// would run on Tomcat's CPUs: -apply refuses it, naming -load-host (one
+// client or several, comma-separated, one shard each), -cpu-method
+// affinity, and -load-shares-cpus, which measures anyway and marks every
+// figure.
 //
 // Steps, in the guide's order (-steps picks and orders them): iommu (the
 // GRUB_CMDLINE_LINUX diff; always skipped, "reboot required" — the study

@@ -62,7 +62,8 @@ func main() {
 	var persistSteps string
 	flag.StringVar(&persistSteps, "persist-steps", "", "steps -persist and -export keep (default: the steps that gained significantly, and the baseline's)")
 	flag.StringVar(&o.Export, "export", "", "write the persistent files (tuned profile, drop-in, server.xml diff, README) into this folder, changing nothing on the host")
-	flag.StringVar(&o.LoadNetNS, "load-netns", "", "run each load inside this network namespace (ip netns), like the guide's client machine")
+	flag.StringVar(&o.LoadNetNS, "load-netns", "", "run each load inside this network namespace (ip netns), through a veth as from a client machine, but on this host's CPUs")
+	flag.BoolVar(&o.LoadSharesCPUs, "load-shares-cpus", false, "with -apply: measure even though the load on this host runs on Tomcat's CPUs (hotplug, or affinity with no CPU left), which is otherwise refused; every figure is marked")
 	flag.StringVar(&o.LoadHost, "load-host", "", "run each load on this client machine, [USER@]HOST[:PORT], through ssh (BatchMode, known host keys only), as the guide's wrk2 client, or on several, comma-separated (one shard each, merged); needs -url with an address they reach")
 	flag.StringVar(&o.SSHConfig, "ssh-config", "", "with -load-host: ssh configuration file (ssh -F)")
 	flag.StringVar(&o.LoadWorker, "load-worker", "", "with -load-host: the worker binary to copy to the client (default: this binary; build one with GOARCH=… go build for a client of another architecture)")

@@ -504,9 +504,11 @@ func TestInterruptReverts(t *testing.T) {
 
 // TestApplyHotplug restricts Tomcat to CPU 0 the seeds' way, taking cpu1
 // offline for the baseline measurement, and checks it is back online
-// afterwards. A load in the study's process would then run on Tomcat's
-// one CPU, which -apply refuses (issue 25): the study runs in a server
-// namespace and the load comes from a client namespace (-load-netns).
+// afterwards. A load in the study's process, or in a namespace on this
+// host, would then run on Tomcat's one CPU, which -apply refuses (issue
+// 25). With -load-shares-cpus it measures anyway, the study in a server
+// namespace and the load from a client namespace (-load-netns), and
+// marks every figure.
 func TestApplyHotplug(t *testing.T) {
 	testutil.RequireHostTests(t)
 	bin := program(t)
@@ -548,12 +550,21 @@ func TestApplyHotplug(t *testing.T) {
 	require.True(t, before.Equal(after), "refused before any CPU went offline: online %s, before %s", after, before)
 
 	url := fmt.Sprintf("http://%s:%d%s", n.srvAddr, port, loadgen.HelloWorldPath)
-	cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", n.srv, bin}, append(args, "-url", url, "-load-netns", n.cli)...)...)
-	cmd.Env = cleanEnv()
-	outb, err := cmd.CombinedOutput()
-	out = string(outb)
+	inNetNS := func(more ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", n.srv, bin}, append(args, more...)...)...)
+		cmd.Env = cleanEnv()
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err = inNetNS("-url", url, "-load-netns", n.cli)
+	require.Error(t, err, "a load from a namespace on this host under hotplug is refused too")
+	assert.Contains(t, out, "the load in network namespace "+n.cli+", on this host: the load generator would run on Tomcat's CPUs")
+	assert.Contains(t, out, "-load-shares-cpus")
+	out, err = inNetNS("-url", url, "-load-netns", n.cli, "-load-shares-cpus")
 	t.Logf("%s", out)
 	require.NoError(t, err)
+	assert.Contains(t, out, "the load generator ran on Tomcat's CPUs 0 (-load-shares-cpus, -cpu-method hotplug)")
+	assert.Contains(t, out, "every step: the load generator ran on Tomcat's CPUs 0")
 	assert.Contains(t, out, "take offline: 1")
 	assert.Regexp(t, `(?m)^baseline: [1-9]\d* requests/s`, out, "the baseline is measured with cpu1 offline")
 	assert.Regexp(t, `(?m)^cpus\s+reverted`, out)

@@ -95,6 +95,11 @@ type Options struct {
 	Export string
 	// LoadNetNS runs every load inside this network namespace (ip netns).
 	LoadNetNS string
+	// LoadSharesCPUs lets -apply measure with the load on this host's
+	// CPUs that Tomcat runs on (hotplug, or affinity with none left over),
+	// which it otherwise refuses (ErrLoadSharesCPUs). Every figure is
+	// then marked (Results.SharedCPUs).
+	LoadSharesCPUs bool
 	// LoadHost runs every load on this client machine, [USER@]HOST[:PORT],
 	// through OpenSSH's ssh (SSHClient), or on several, comma-separated,
 	// one shard each (Clients); SSHConfig is passed as ssh -F;
@@ -204,31 +209,64 @@ var ErrLoadSharesCPUs = errors.New("the load generator would run on Tomcat's CPU
 // CPUs and network namespace (no -load-host, no -load-netns).
 func (o Options) LocalLoad() bool { return o.LoadHost == "" && o.LoadNetNS == "" }
 
-// loadFix names the ways to give the load CPUs of its own.
+// loadFix names the ways to give the load CPUs of its own. A load from
+// -load-netns is no way out: the namespace is on this host, its worker
+// on the same CPUs.
 const loadFix = "run the load from a client with -load-host [USER@]HOST[:PORT] (the guide's wrk2 machine, through ssh), " +
-	"or from a network namespace with -load-netns NAME, " +
-	"or use -cpu-method affinity with CPUs left for the load (-cpus below this host's online CPUs)"
+	"or use -cpu-method affinity with CPUs left for the load (-cpus below this host's online CPUs), " +
+	"or measure anyway with -load-shares-cpus (every figure is then marked)"
 
-// checkLocalLoad refuses -apply under hotplug with the load on this host:
-// hotplug takes every CPU but Tomcat's offline, so the load generator
-// would run on Tomcat's CPUs. (Affinity with no CPU left is refused by
-// Apply, which knows the host's CPUs.)
+// loadWhere says where a load on this host runs, for the refusal.
+func (o Options) loadWhere() string {
+	if o.LoadNetNS != "" {
+		return fmt.Sprintf("the load in network namespace %s, on this host", o.LoadNetNS)
+	}
+	return "the load in this process"
+}
+
+// checkLocalLoad refuses -apply under hotplug with the load on this host,
+// in this process or in a network namespace: hotplug takes every CPU but
+// Tomcat's offline, so the load generator would run on Tomcat's CPUs.
+// (Affinity with no CPU left is refused by Apply, which knows the host's
+// CPUs.)
 func (o Options) checkLocalLoad() error {
-	if o.Apply && o.LocalLoad() && o.CPUMethod == MethodHotplug {
-		return fmt.Errorf("-apply with -cpu-method %s and the load in this process: %w (hotplug takes the other CPUs offline): %s",
-			MethodHotplug, ErrLoadSharesCPUs, loadFix)
+	if o.Apply && o.LoadHost == "" && o.CPUMethod == MethodHotplug && !o.LoadSharesCPUs {
+		return fmt.Errorf("-apply with -cpu-method %s and %s: %w (hotplug takes the other CPUs offline): %s",
+			MethodHotplug, o.loadWhere(), ErrLoadSharesCPUs, loadFix)
 	}
 	return nil
 }
 
-// checkLoadCPUs refuses -apply with a local load under affinity when the
-// host leaves no CPU beside Tomcat's for the load (one online CPU).
+// checkLoadCPUs refuses -apply with a load on this host under affinity
+// when the host leaves no CPU beside Tomcat's for the load (one online
+// CPU).
 func checkLoadCPUs(h Host, o Options) error {
-	if o.LocalLoad() && o.CPUMethod == MethodAffinity && h.CPUs.Load.IsEmpty() {
-		return fmt.Errorf("-apply with -cpu-method %s gives Tomcat CPUs %s, every online CPU (%s): %w: %s",
-			MethodAffinity, h.CPUs.Tomcat, h.CPUs.Online, ErrLoadSharesCPUs, loadFix)
+	if sharesCPUs(h, o) && o.CPUMethod == MethodAffinity && !o.LoadSharesCPUs {
+		return fmt.Errorf("-apply with -cpu-method %s gives Tomcat CPUs %s, every online CPU (%s), and %s: %w: %s",
+			MethodAffinity, h.CPUs.Tomcat, h.CPUs.Online, o.loadWhere(), ErrLoadSharesCPUs, loadFix)
 	}
 	return nil
+}
+
+// sharesCPUs reports whether an -apply run's load runs on Tomcat's CPUs:
+// on this host (no -load-host) under hotplug, or under affinity with no
+// CPU left over.
+func sharesCPUs(h Host, o Options) bool {
+	if o.LoadHost != "" {
+		return false
+	}
+	return o.CPUMethod == MethodHotplug || (o.CPUMethod == MethodAffinity && h.CPUs.Load.IsEmpty())
+}
+
+// SharedCPUsText is the mark of a run whose load ran on Tomcat's CPUs
+// (-load-shares-cpus), for Results.SharedCPUs; "" when the load had CPUs
+// of its own.
+func SharedCPUsText(h Host, o Options) string {
+	if !o.Apply || !sharesCPUs(h, o) {
+		return ""
+	}
+	return fmt.Sprintf("the load generator ran on Tomcat's CPUs %s (-load-shares-cpus, -cpu-method %s): every figure measures Tomcat and the generator together",
+		h.CPUs.Tomcat, o.CPUMethod)
 }
 
 // checkOutput checks, before the study runs, that an output file can be

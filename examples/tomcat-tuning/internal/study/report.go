@@ -47,6 +47,9 @@ type Document struct {
 	// Searches are the searched steps: every candidate's value, reason
 	// and figures, and which was kept and why.
 	Searches []Search `json:"searches,omitempty"`
+	// SharedCPUs, when set, says the load ran on Tomcat's CPUs
+	// (-load-shares-cpus): no figure is Tomcat's alone.
+	SharedCPUs string `json:"load_shares_cpus,omitempty"`
 }
 
 // StepJSON is one step: measured (with its figures), unchanged, skipped
@@ -128,10 +131,13 @@ const (
 )
 
 // LoadBoundText lists the measured steps whose figures the load
-// generator limited, one line each, for under the step table; "" when
-// none.
+// generator limited, one line each, for under the step table, after the
+// mark of a load on Tomcat's CPUs (SharedCPUs); "" when none.
 func (r Results) LoadBoundText() string {
 	var b strings.Builder
+	if r.SharedCPUs != "" {
+		fmt.Fprintf(&b, "every step: %s\n", r.SharedCPUs)
+	}
 	for _, m := range r.Measured {
 		if why := r.LoadBound[m.Name]; why != "" {
 			fmt.Fprintf(&b, "%s: %s: the figure is the load generator's, not Tomcat's\n", m.Name, why)
@@ -152,7 +158,7 @@ func DocumentOf(o Options, res Results) Document {
 		rows[r.Name] = r
 	}
 	doc := Document{CapacityRate: o.CapacityRate, Repeat: o.Repeat, Connections: o.Connections, Duration: o.Duration.Seconds(),
-		Alpha: cmp.Options.Alpha, Searches: res.Searches}
+		Alpha: cmp.Options.Alpha, Searches: res.Searches, SharedCPUs: res.SharedCPUs}
 	if d, ok := res.Drift(); ok {
 		doc.Drift = &d
 	}

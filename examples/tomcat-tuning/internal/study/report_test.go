@@ -107,7 +107,7 @@ func TestCheck(t *testing.T) {
 		// Issue 25, item 5: a local load under hotplug runs on Tomcat's CPUs.
 		{func(o *Options) { o.Apply = true }, "-apply with -cpu-method hotplug and the load in this process: the load generator would run on Tomcat's CPUs"},
 		{func(o *Options) { o.Apply = true }, "-load-host [USER@]HOST[:PORT]"},
-		{func(o *Options) { o.Apply = true }, "-load-netns NAME"},
+		{func(o *Options) { o.Apply = true }, "or measure anyway with -load-shares-cpus"},
 		{func(o *Options) { o.Apply = true }, "-cpu-method affinity with CPUs left for the load"},
 		{func(o *Options) { o.LoadNetNS = "../cli" }, `-load-netns "../cli": want the name of a namespace in /run/netns`},
 		{func(o *Options) { o.LoadNetNS = ".." }, "want the name of a namespace"},
@@ -156,14 +156,29 @@ func TestApplyRefusesLoadOnTomcatsCPUs(t *testing.T) {
 	h.CPUs.Online, h.CPUs.Tomcat = cpuset.Of(0), cpuset.Of(0)
 	_, err := Apply(context.Background(), h, o, io.Discard)
 	require.ErrorIs(t, err, ErrLoadSharesCPUs)
-	for _, want := range []string{"gives Tomcat CPUs 0, every online CPU (0)", "-load-host", "-load-netns", "-cpu-method affinity with CPUs left"} {
+	for _, want := range []string{"gives Tomcat CPUs 0, every online CPU (0), and the load in this process", "-load-host", "-cpu-method affinity with CPUs left", "-load-shares-cpus"} {
 		assert.ErrorContains(t, err, want)
 	}
 	_, serr := os.Stat(o.Journal)
 	assert.True(t, os.IsNotExist(serr), "refused before the journal is created")
-	assert.NoError(t, checkLoadCPUs(h, Options{CPUMethod: MethodAffinity, LoadNetNS: "cli"}))
+	// A namespace on this host is no way out: its worker runs on the same
+	// CPUs. A client is.
+	err = checkLoadCPUs(h, Options{CPUMethod: MethodAffinity, LoadNetNS: "cli"})
+	assert.ErrorIs(t, err, ErrLoadSharesCPUs)
+	assert.ErrorContains(t, err, "the load in network namespace cli, on this host")
+	assert.NoError(t, checkLoadCPUs(h, Options{CPUMethod: MethodAffinity, LoadHost: "client"}))
+	// -load-shares-cpus measures anyway, and marks every figure.
+	shared := Options{Apply: true, CPUMethod: MethodAffinity, LoadNetNS: "cli", LoadSharesCPUs: true}
+	assert.NoError(t, checkLoadCPUs(h, shared))
+	assert.Equal(t, "the load generator ran on Tomcat's CPUs 0 (-load-shares-cpus, -cpu-method affinity): every figure measures Tomcat and the generator together",
+		SharedCPUsText(h, shared))
 	h.CPUs.Online, h.CPUs.Load = cpuset.Of(0, 1), cpuset.Of(1)
 	assert.NoError(t, checkLoadCPUs(h, o), "CPU 1 left for the load")
+	assert.Empty(t, SharedCPUsText(h, shared), "CPU 1 left for the load")
+	shared.CPUMethod = MethodHotplug
+	assert.Contains(t, SharedCPUsText(h, shared), "-cpu-method hotplug")
+	shared.LoadHost, shared.LoadNetNS = "client", ""
+	assert.Empty(t, SharedCPUsText(h, shared), "a client's CPUs are its own")
 }
 
 // TestCheckTarget: -url must reach a Connector the study tunes.

@@ -52,6 +52,9 @@ type Results struct {
 	// Searches are the searched steps with every candidate's figures and
 	// the choice (-search on).
 	Searches []Search
+	// SharedCPUs, when set, says the load ran on Tomcat's CPUs
+	// (Options.LoadSharesCPUs, SharedCPUsText): it marks every figure.
+	SharedCPUs string
 }
 
 // Comparison is the step table of the measured figures, every uplift
@@ -367,7 +370,7 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 	if err != nil {
 		return Results{}, err
 	}
-	res := Results{Baseline: map[string]bool{}, Alpha: o.Alpha}
+	res := Results{Baseline: map[string]bool{}, Alpha: o.Alpha, SharedCPUs: SharedCPUsText(h, o)}
 	for _, st := range steps {
 		res.Baseline[st.Name] = st.Baseline
 	}
@@ -380,6 +383,9 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 	}
 	defer unlock()
 	fmt.Fprintf(log, "estimated duration: at most about %s\n", Estimate(h, o, steps).Round(time.Second))
+	if res.SharedCPUs != "" {
+		fmt.Fprintln(log, res.SharedCPUs)
+	}
 	// A Tomcat that runs now is restarted as the user it runs as, and
 	// started again that way at the end. Checked before the journal is
 	// created: a refusal changes nothing.
