@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,6 +112,20 @@ func procsInNetNS(t *testing.T, path string) []int {
 		}
 	}
 	return pids
+}
+
+// onlyLeft waits up to 10 s for the processes in the network namespace
+// bound at path to be only pids (a session's sshd child ends just after
+// the client closed its connection), and asserts they are.
+func onlyLeft(t *testing.T, path string, pids ...int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	got := procsInNetNS(t, path)
+	for !slices.Equal(got, pids) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		got = procsInNetNS(t, path)
+	}
+	assert.Equal(t, pids, got, "processes left in the namespace at %s", path)
 }
 
 // rxPackets reads /sys/class/net/IF/statistics/rx_packets inside the
