@@ -51,6 +51,17 @@ func addClientNetNS(t *testing.T, n studyNetNS) studyNetNS {
 	return c
 }
 
+// twoClientsConfig writes one ssh_config for both clients: each one's
+// key and known_hosts.
+func twoClientsConfig(t *testing.T, cli, cli2 sshClientHost) string {
+	t.Helper()
+	config := filepath.Join(t.TempDir(), "ssh_config")
+	require.NoError(t, os.WriteFile(config, []byte(fmt.Sprintf(
+		"Host *\n  IdentityFile %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s %s\n  GlobalKnownHostsFile /dev/null\n  LogLevel ERROR\n",
+		filepath.Join(cli.dir, "id"), filepath.Join(cli2.dir, "id"), filepath.Join(cli.dir, "known_hosts"), filepath.Join(cli2.dir, "known_hosts"))), 0o600))
+	return config
+}
+
 // shardLine is one "shards:" line of the study's log (study.ShardLine).
 var shardLine = regexp.MustCompile(`shards: (.*); common window ([0-9.]+)s: (\d+) responses, ([0-9.]+) req/s, merged p50 (\d+)us p99 (\d+)us`)
 var shardPart = regexp.MustCompile(`(\S+) (\d+) responses in ([0-9.]+)s \(p50 (\d+)us p99 (\d+)us\)`)
@@ -76,11 +87,7 @@ func TestIntegrationStudyTwoClients(t *testing.T) {
 		assert.Empty(t, jvmPIDsOf(t, in.Base), "a JVM of %s was left running", in.Base)
 		assert.Empty(t, workerProcs(t, bin), "a load worker was left running")
 	})
-	// One ssh_config for both: each client's key and known_hosts.
-	config := filepath.Join(t.TempDir(), "ssh_config")
-	require.NoError(t, os.WriteFile(config, []byte(fmt.Sprintf(
-		"Host *\n  IdentityFile %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s %s\n  GlobalKnownHostsFile /dev/null\n  LogLevel ERROR\n",
-		filepath.Join(cli.dir, "id"), filepath.Join(cli2.dir, "id"), filepath.Join(cli.dir, "known_hosts"), filepath.Join(cli2.dir, "known_hosts"))), 0o600))
+	config := twoClientsConfig(t, cli, cli2)
 	rx1, rx2 := rxPackets(t, n.srv, n.srvIf), rxPackets(t, n.srv, n2.srvIf)
 
 	url := fmt.Sprintf("http://%s:%d%s", n.srvAddr, port, loadgen.HelloWorldPath)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,22 +28,25 @@ import (
 // revert and Tomcat's stop, and the clean-up's ConnectTimeout 10 s.
 const netCutBound = 90 * time.Second
 
-// TestIntegrationLoadHostNetworkCut cuts the client's veth (ip link set
-// down, in the client namespace) while its worker runs a capacity run.
-// The study fails within netCutBound with an error naming the host and
-// what failed; server.xml is byte-identical and no JVM of the run is left;
-// the worker, whose run is bounded, exits on its own on the client; the
-// client's directory stays journaled until -revert, run once the link is
-// back, removes it.
+// TestIntegrationLoadHostNetworkCut runs the load on two clients and
+// cuts the second one's veth (ip link set down, in its namespace) while
+// both run a capacity run's shards. The study fails within netCutBound
+// with an error naming that host and what failed; the first client's
+// shard is stopped and its directory removed; server.xml is
+// byte-identical and no JVM of the run is left; the cut client's worker,
+// whose run is bounded, exits on its own; its directory alone stays
+// journaled until -revert, run once the link is back, removes it.
 func TestIntegrationLoadHostNetworkCut(t *testing.T) {
 	testutil.RequireHostTests(t)
 	bin := program(t)
 	in, port, orig := tomcatBase(t)
 	n := newStudyNetNS(t)
+	n2 := addClientNetNS(t, n)
 	cli := startSSHD(t, n, false, false)
+	cli2 := startSSHD(t, n2, false, false)
 	t.Cleanup(func() {
 		// Whatever happened, the link is back for the namespaces' clean-up.
-		_ = exec.Command("ip", "-n", n.cli, "link", "set", n.cliIf, "up").Run()
+		_ = exec.Command("ip", "-n", n2.cli, "link", "set", n2.cliIf, "up").Run()
 		assert.Empty(t, jvmPIDsOf(t, in.Base), "a JVM of %s was left running", in.Base)
 	})
 	journal := filepath.Join(t.TempDir(), "j")
@@ -51,7 +55,7 @@ func TestIntegrationLoadHostNetworkCut(t *testing.T) {
 	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", n.srv, bin, "-apply",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-url", fmt.Sprintf("http://%s:%d%s", n.srvAddr, port, loadgen.HelloWorldPath),
-		"-load-host", cli.loadHost, "-ssh-config", cli.config, "-steps", "nic-queues",
+		"-load-host", cli.loadHost+","+cli2.loadHost, "-ssh-config", twoClientsConfig(t, cli, cli2), "-steps", "nic-queues",
 		"-warmup", "0s", "-duration", "8s", "-repeat", "1", "-rate", "50", "-connections", "2", "-journal", journal)
 	cmd.Env = cleanEnv()
 	var out syncBuffer
@@ -63,8 +67,8 @@ func TestIntegrationLoadHostNetworkCut(t *testing.T) {
 		_ = cmd.Process.Kill()
 		<-exited
 	})
-	worker := func() int {
-		for _, pid := range procsInNetNS(t, n.path(n.cli)) {
+	worker := func(netns string) int {
+		for _, pid := range procsInNetNS(t, n.path(netns)) {
 			cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 			if strings.Contains(string(cmdline), "tomcat-tuning-worker.") && strings.HasSuffix(string(cmdline), study.WorkerArg+"\x00") {
 				return pid
@@ -73,15 +77,15 @@ func TestIntegrationLoadHostNetworkCut(t *testing.T) {
 		return 0
 	}
 	deadline := time.Now().Add(90 * time.Second)
-	for worker() == 0 {
-		require.True(t, time.Now().Before(deadline), "no worker on the client after 90s:\n%s", out.String())
+	for worker(n.cli) == 0 || worker(n2.cli) == 0 {
+		require.True(t, time.Now().Before(deadline), "no worker on both clients after 90s:\n%s", out.String())
 		select {
 		case err := <-exited:
 			t.Fatalf("the study exited (%v) before its load ran:\n%s", err, out.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	ip(t, "-n", n.cli, "link", "set", n.cliIf, "down")
+	ip(t, "-n", n2.cli, "link", "set", n2.cliIf, "down")
 	cut := time.Now()
 	var err error
 	select {
@@ -94,46 +98,51 @@ func TestIntegrationLoadHostNetworkCut(t *testing.T) {
 	text := out.String()
 	t.Logf("tomcat-tuning (link cut, failed after %s):\n%s", took.Round(time.Millisecond), text)
 	require.Error(t, err)
-	assert.Contains(t, text, "client "+cli.loadHost+" (ssh)", "the error names the host")
+	assert.Contains(t, text, "client "+cli2.loadHost+" (ssh)", "the error names the host")
 	assert.Contains(t, text, "ssh failed: the session or the connection ended", "and what failed")
 	assert.Contains(t, text, "reverted, except what the journal still holds ("+study.StepLoadHost+"): run -revert -journal "+journal)
 	assert.NotContains(t, text, "every change reverted")
+	assert.Regexp(t, `removed /\S+/tomcat-tuning-worker\.\S+ from `+regexp.QuoteMeta(cli.loadHost), text, "the first client's directory goes at the end")
 	got, rerr := os.ReadFile(in.ServerXML())
 	require.NoError(t, rerr)
 	assert.Equal(t, orig, got, "server.xml byte-identical")
 	assert.Empty(t, jvmPIDsOf(t, in.Base), "no JVM of the run")
+	// The first client's shard was stopped with the run.
+	onlyLeft(t, n.path(n.cli), cli.sshdPID)
 
-	// The worker's run is bounded (-duration): it exits on the client by
+	// The cut client's run is bounded (-duration): its worker exits by
 	// itself, the link still down.
 	wdeadline := time.Now().Add(60 * time.Second)
-	for worker() != 0 && time.Now().Before(wdeadline) {
+	for worker(n2.cli) != 0 && time.Now().Before(wdeadline) {
 		time.Sleep(100 * time.Millisecond)
 	}
-	assert.Zero(t, worker(), "the worker still runs on the client")
-	require.Len(t, cli.workerDirs(), 1, "the directory stays for -revert")
+	assert.Zero(t, worker(n2.cli), "the worker still runs on the cut client")
+	// The clients share this host's /tmp: one directory is left, the cut
+	// client's, and one journal record.
+	require.Len(t, cli2.workerDirs(), 1, "the cut client's directory stays for -revert")
 	entries, jerr := tuning.ReadJournal(journal)
 	require.NoError(t, jerr)
-	pending := map[string]bool{}
+	var pending []string
 	for _, e := range entries {
 		if !e.Reverted {
-			pending[e.Step] = true
+			pending = append(pending, e.Step)
 		}
 	}
-	assert.Equal(t, map[string]bool{study.StepLoadHost: true}, pending, "only the client's directory is pending")
+	assert.Equal(t, []string{study.StepLoadHost}, pending, "only the cut client's directory is pending")
 
 	// The link back, -revert removes the directory; the client's session
 	// ends once its retransmissions reach the server.
-	ip(t, "-n", n.cli, "link", "set", n.cliIf, "up")
+	ip(t, "-n", n2.cli, "link", "set", n2.cliIf, "up")
 	rev := exec.CommandContext(ctx, "ip", "netns", "exec", n.srv, bin, "-revert", "-journal", journal)
 	rev.Env = cleanEnv()
 	rout, err := rev.CombinedOutput()
 	t.Logf("tomcat-tuning -revert:\n%s", rout)
 	require.NoError(t, err)
 	assert.Contains(t, string(rout), "reverted "+study.StepLoadHost)
-	assert.Empty(t, cli.workerDirs(), "-revert removed the worker's directory")
+	assert.Empty(t, cli2.workerDirs(), "-revert removed the worker's directory")
 	pdeadline := time.Now().Add(60 * time.Second)
-	for len(procsInNetNS(t, n.path(n.cli))) > 1 && time.Now().Before(pdeadline) {
+	for len(procsInNetNS(t, n.path(n2.cli))) > 1 && time.Now().Before(pdeadline) {
 		time.Sleep(200 * time.Millisecond)
 	}
-	assert.Equal(t, []int{cli.sshdPID}, procsInNetNS(t, n.path(n.cli)), "only sshd in the client namespace")
+	assert.Equal(t, []int{cli2.sshdPID}, procsInNetNS(t, n.path(n2.cli)), "only sshd in the cut client's namespace")
 }
