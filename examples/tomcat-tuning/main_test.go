@@ -763,3 +763,36 @@ func TestApplyPersistRevert(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, orig, got)
 }
+
+// TestApplySearchesFromTheRule: a study on a server.xml that already has
+// the guide's Connector attributes (as after a study kept the rule) still
+// searches maxThreads: the threads step is applied as it is and measured,
+// the other candidates are tried against it, and the run puts the file
+// back byte for byte.
+func TestApplySearchesFromTheRule(t *testing.T) {
+	testutil.StableCPUs(t)
+	in, port, _ := tomcatBase(t)
+	// -cpus 1: the rule is maxThreads = max(1, CPUs − 1) = 1 on any host.
+	e, err := tomcatconf.EditServerXML(in.ServerXML(), func(c *tomcatconf.Config) error {
+		_, err := c.SetConnector(tomcatconf.ConnectorQuery{Port: strconv.Itoa(port)}, tomcatconf.ArmGuideConnectorAttrs(1), &tomcatconf.SetOptions{ToExecutor: true})
+		return err
+	})
+	require.NoError(t, err)
+	require.True(t, e.Changed())
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	require.NoError(t, e.Apply(ctx))
+	ruled := []byte(e.After)
+
+	out, err := runProgram(t, ctx, "-apply", "-cpu-method", "affinity", "-cpus", "1", "-catalina-home", in.Home, "-catalina-base", in.Base,
+		"-port", strconv.Itoa(port), "-journal", filepath.Join(t.TempDir(), "j"), "-steps", "threads",
+		"-repeat", "1", "-duration", "500ms", "-warmup", "0s", "-rate", "200", "-connections", "4")
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, out, "already has the guide's Connector attributes: kept as it is and measured, for the search")
+	assert.Contains(t, out, "== threads: try maxThreads=2 (2 × CPUs) ==")
+	assert.Regexp(t, `kept maxThreads=\d+: `, out)
+	assert.Regexp(t, `(?m)^threads\s+reverted`, out)
+	got, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	assert.Equal(t, string(ruled), string(got), "the run leaves the file as it found it")
+}

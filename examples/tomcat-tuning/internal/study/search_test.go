@@ -105,18 +105,27 @@ func TestSearchLabel(t *testing.T) {
 	assert.Contains(t, s.Text(), "kept maxThreads=2: lowest p99 at 1000 req/s (3.00ms) of 2 not significantly different in capacity")
 }
 
+// debianBase is a CATALINA_BASE holding only a copy of Debian's tomcat10
+// server.xml (tomcatconf's testdata): its folder, the file's path and
+// its bytes.
+func debianBase(t *testing.T) (base, path string, orig []byte) {
+	t.Helper()
+	orig, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "tomcatconf", "testdata", "debian-tomcat10-10.1.60-server.xml"))
+	require.NoError(t, err)
+	base = t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(base, "conf"), 0o755))
+	path = filepath.Join(base, "conf", "server.xml")
+	require.NoError(t, os.WriteFile(path, orig, 0o644))
+	return base, path, orig
+}
+
 // TestThreadsSearchOnDebianServerXML plans the threads step on a copy of
 // Debian's tomcat10 server.xml and drives its search's setter: each
 // candidate sets the Connector's pool, and the pool before the step puts
 // the file back byte for byte.
 func TestThreadsSearchOnDebianServerXML(t *testing.T) {
 	ctx := context.Background()
-	orig, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "tomcatconf", "testdata", "debian-tomcat10-10.1.60-server.xml"))
-	require.NoError(t, err)
-	base := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(base, "conf"), 0o755))
-	path := filepath.Join(base, "conf", "server.xml")
-	require.NoError(t, os.WriteFile(path, orig, 0o644))
+	base, path, orig := debianBase(t)
 	f := &Findings{Census: &tomcatconf.Recommendation{MaxThreads: 3}}
 	p := &planner{h: Host{CPUs: CPUs{N: 2}, Tomcat: Tomcat{Instance: &tomcatconf.Instance{Base: base},
 		Query: tomcatconf.ConnectorQuery{Port: "8080"}}}, o: DefaultOptions(), f: f}
@@ -158,4 +167,48 @@ func TestThreadsSearchOnDebianServerXML(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, ch.Describe, "search:")
 	assert.Empty(t, p.f.Searches)
+}
+
+// TestThreadsSearchFromTheRule: a server.xml that already has the guide's
+// Connector attributes (a second study, after -persist kept the rule) is
+// still searched: the step is applied as it is (the same bytes, with an
+// undo), measured, and the other candidates tried against it; the rule
+// is the pool before the step, measured once. With -search off there is
+// nothing to do.
+func TestThreadsSearchFromTheRule(t *testing.T) {
+	ctx := context.Background()
+	base, path, _ := debianBase(t)
+	planner := func(search string) *planner {
+		o := DefaultOptions()
+		o.Search = search
+		return &planner{h: Host{CPUs: CPUs{N: 2}, Tomcat: Tomcat{Instance: &tomcatconf.Instance{Base: base},
+			Query: tomcatconf.ConnectorQuery{Port: "8080"}}}, o: o, f: &Findings{}}
+	}
+	first, err := planner(SearchOn).threads(ctx)
+	require.NoError(t, err)
+	require.NoError(t, first.Apply(ctx))
+	ruled, err := os.ReadFile(path)
+	require.NoError(t, err)
+
+	p := planner(SearchOn)
+	ch, err := p.threads(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, ch.Apply, "applied as it is, for the search")
+	require.Len(t, ch.Undo, 1)
+	assert.Contains(t, ch.Describe, path+" already has the guide's Connector attributes: kept as it is and measured, for the search")
+	require.NoError(t, ch.Apply(ctx))
+	require.NoError(t, ch.Verify(ctx))
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, string(ruled), string(got), "the same bytes")
+	s := p.f.Searches[StepThreads]
+	require.NotNil(t, s)
+	assert.Equal(t, "1, 4, 8", s.values())
+	for _, c := range s.Candidates {
+		assert.False(t, c.Previous, "%d: the rule is the pool before the step, measured by the step", c.Value)
+	}
+
+	ch, err = planner(SearchOff).threads(ctx)
+	require.NoError(t, err)
+	assert.Nil(t, ch.Apply, "-search off: nothing to do")
 }

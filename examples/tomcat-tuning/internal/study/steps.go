@@ -272,6 +272,15 @@ func (p *planner) threads(context.Context) (*tuning.Change, error) {
 		if p.f.Census == nil {
 			how += " (-apply adds the thread census's recommendation)"
 		}
+		if !e.Changed() {
+			// Already the rule: the step is applied as it is (a write of
+			// the same bytes, journaled), so that it is measured and the
+			// search runs from it.
+			if ch, err = tuning.ChangeOf(KindServerXML, e); err != nil {
+				return nil, err
+			}
+			ch.Describe = e.Path + " already has the guide's Connector attributes: kept as it is and measured, for the search"
+		}
 	}
 	ch.Describe = fmt.Sprintf("maxThreads=%d from %s\n%s", workers, how, ch.Describe)
 	return ch, nil
@@ -326,7 +335,11 @@ func (p *planner) nicQueues(context.Context) (*tuning.Change, error) {
 		p.f.search(s)
 		desc += "\n" + s.Plan()
 	}
-	if !e.Changed() {
+	// A device already at the rule's count is left alone, unless the
+	// search measures the others against it: then the step is applied as
+	// it is (journaled; ETHTOOL_SCHANNELS writes nothing) and measured.
+	searchFrom := !e.Changed() && p.o.Search != SearchOff && os.Geteuid() == 0
+	if !e.Changed() && !searchFrom {
 		return &tuning.Change{Describe: desc}, nil
 	}
 	if os.Geteuid() != 0 {
@@ -337,6 +350,9 @@ func (p *planner) nicQueues(context.Context) (*tuning.Change, error) {
 		return nil, err
 	}
 	c.Describe = desc
+	if searchFrom {
+		c.Describe += fmt.Sprintf("\n(%s already has %d queues: kept as it is and measured, for the search)", nc.Name, ch.Queues())
+	}
 	return c, nil
 }
 

@@ -106,12 +106,30 @@ func TestNICQueuesPlan(t *testing.T) {
 		assert.Contains(t, ch.Skip, "CAP_NET_ADMIN")
 	}
 
-	// The guide's NIC after its own `ethtool -L combined 8`: nothing to do.
+	// The guide's NIC after its own `ethtool -L combined 8`: with -search
+	// off nothing to do; with the search (as root) the step is applied as
+	// it is, journaled, so that 8 is measured against the other counts.
 	after := channelsFrom(t, "ethtool-l_arm-lp_grace-mlx5_enp1s0f0np0_after-L-combined-8.txt")
-	ch, err = nicPlanner(8, NIC{Name: "enp1s0f0np0", Channels: &after}).nicQueues(ctx)
+	p := nicPlanner(8, NIC{Name: "enp1s0f0np0", Channels: &after})
+	p.o.Search = SearchOff
+	ch, err = p.nicQueues(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, ch.Skip)
 	assert.Nil(t, ch.Apply, "already 8 combined channels")
+	p = nicPlanner(8, NIC{Name: "enp1s0f0np0", Channels: &after})
+	ch, err = p.nicQueues(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, ch.Skip)
+	if os.Geteuid() == 0 {
+		require.NotNil(t, ch.Apply)
+		require.Len(t, ch.Undo, 1)
+		assert.Contains(t, ch.Describe, "enp1s0f0np0 already has 8 queues: kept as it is and measured, for the search")
+	} else {
+		assert.Nil(t, ch.Apply, "the search needs root")
+	}
+	s := p.f.Searches[StepNICQueues]
+	require.NotNil(t, s)
+	assert.Equal(t, "8, 1, 4, 63", s.values(), "the rule (and the count before) first, measured once")
 
 	// rx/tx only, no combined: rx N tx N.
 	sep := channelsFrom(t, "ethtool-l_firedancer-issue1427_eno1_rx-tx-separate_no-combined.txt")
