@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nettune/nettune/internal/cpuset"
@@ -215,19 +216,18 @@ func (r *run) baselineTarget(ctx context.Context) (string, func(), error) {
 // (StartOptions.DieWithParent); this process holds a lock on the copy's
 // folder, and the next run removes folders whose lock is free.
 func (r *run) tempTomcat(ctx context.Context) (string, func(), error) {
-	removeStale(r.log, tempCopyPrefix, "the temporary copy", func(dir string) bool {
-		jvms, err := (&tomcatconf.Instance{Base: filepath.Join(dir, "base")}).JVMs()
-		return err != nil || len(jvms) > 0
-	})
-	top, lock, err := ownedTempDir(tempCopyPrefix)
+	removeStaleCopies(r.log)
+	top, err := os.MkdirTemp("", tempCopyPrefix)
+	if err != nil {
+		return "", nil, err
+	}
+	lock, err := lockCopy(top)
 	if err == nil {
 		// The copy's user must reach its base inside.
-		if err = os.Chmod(top, 0o755); err != nil {
-			os.RemoveAll(top)
-			lock.Close()
-		}
+		err = os.Chmod(top, 0o755)
 	}
 	if err != nil {
+		os.RemoveAll(top)
 		return "", nil, err
 	}
 	dir := filepath.Join(top, "base")
@@ -296,8 +296,47 @@ func (r *run) splitPlanCPUs(ctx context.Context, pid int) error {
 }
 
 // tempCopyPrefix names the folders of plan mode's temporary copies in the
-// temporary directory (the CATALINA_BASE is its base/).
-const tempCopyPrefix = "tomcat-tuning-base-"
+// temporary directory (the CATALINA_BASE is its base/); copyLock is the
+// lock file its owner holds in one.
+const (
+	tempCopyPrefix = "tomcat-tuning-base-"
+	copyLock       = ".nettune-owner.lock"
+)
+
+// lockCopy takes the owner's lock of a temporary copy: an flock(2) the
+// kernel releases when this process dies.
+func lockCopy(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, copyLock), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	return f, nil
+}
+
+// removeStaleCopies removes the temporary copies a killed run left: those
+// whose owner's lock is free and where no JVM of the copy runs.
+func removeStaleCopies(log io.Writer) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tempCopyPrefix+"*"))
+	for _, dir := range dirs {
+		f, err := os.Open(filepath.Join(dir, copyLock))
+		if err != nil {
+			continue // not ours, or still being made
+		}
+		free := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
+		if free {
+			if jvms, err := (&tomcatconf.Instance{Base: filepath.Join(dir, "base")}).JVMs(); err == nil && len(jvms) == 0 {
+				if err := os.RemoveAll(dir); err == nil {
+					fmt.Fprintf(log, "removed %s, the temporary copy of a run that did not end\n", dir)
+				}
+			}
+		}
+		f.Close()
+	}
+}
 
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -517,16 +556,9 @@ func (r *run) setupClient(ctx context.Context, j *tuning.Journal) (func(), error
 	}
 	cs := &Clients{Log: r.log}
 	var seqs []int
-	closeMaster := func(c *SSHClient) {
-		if err := c.Close(); err != nil {
-			fmt.Fprintf(r.log, "%v\n", err)
-		}
-	}
 	done := func() {
 		for i, c := range cs.Hosts {
-			err := c.Cleanup(context.Background())
-			closeMaster(c)
-			if err != nil {
+			if err := c.Cleanup(context.Background()); err != nil {
 				fmt.Fprintf(r.log, "remove the worker from %s: %v (-revert -journal %s retries)\n", c.Host, err, r.o.Journal)
 				continue
 			}
@@ -542,12 +574,6 @@ func (r *run) setupClient(ctx context.Context, j *tuning.Journal) (func(), error
 		seq := -1
 		if builder != nil {
 			c.Build = builder.Build
-		}
-		// One connection per client for the whole run: every command and
-		// load after this is a session over it.
-		if err := c.Connect(ctx); err != nil {
-			done()
-			return nil, err
 		}
 		err := c.Setup(ctx, exe, func(c *SSHClient) error {
 			if j == nil {
@@ -567,7 +593,6 @@ func (r *run) setupClient(ctx context.Context, j *tuning.Journal) (func(), error
 				// Setup removed the directory it made.
 				_ = j.Reverted(seq)
 			}
-			closeMaster(c)
 			done()
 			return nil, err
 		}
@@ -581,7 +606,7 @@ func (r *run) setupClient(ctx context.Context, j *tuning.Journal) (func(), error
 		if c.Built != "" {
 			fmt.Fprintf(r.log, "load generator: %s is not this host's architecture: built its worker from this module's source (%s)\n", c.Host, filepath.Base(c.Built))
 		}
-		fmt.Fprintf(r.log, "load generator: client %s over ssh, worker %s (SHA-256 verified); its clock %s against this host's (smallest of %d ssh round trips), session set-up %s over one master connection (ssh -M)\n",
+		fmt.Fprintf(r.log, "load generator: client %s over ssh, worker %s (SHA-256 verified); its clock %s against this host's (smallest of %d ssh round trips), session set-up %s\n",
 			c.Host, c.Exe(), clock, clockRounds, loadgen.FormatDuration(clock.Setup))
 	}
 	if n := len(cs.Hosts); n > 1 {

@@ -44,10 +44,8 @@ const workerName = "tomcat-tuning"
 // is refused, never accepted). Setup puts the study's own binary in a
 // private temporary directory on it, checksum-verified; Run runs a load
 // there in worker mode (RunWorker, loadgen's wire form of the Config);
-// Cleanup removes the directory. Connect, before them, opens one master
-// connection they all share (ControlMaster); Close ends it. Its JSON form
-// is the journal record (KindRemoteDir) -revert removes the directory
-// from.
+// Cleanup removes the directory. Its JSON form is the journal record
+// (KindRemoteDir) -revert removes the directory from.
 type SSHClient struct {
 	// Host is the client as given: [USER@]HOST[:PORT].
 	Host string `json:"host"`
@@ -63,7 +61,6 @@ type SSHClient struct {
 	Built string                                                   `json:"-"`
 
 	user, host, port string
-	mux              *master // Connect's master connection; nil: none
 }
 
 // ParseLoadHost parses a -load-host value, [USER@]HOST[:PORT] (an IPv6
@@ -101,20 +98,8 @@ func ParseLoadHost(s, config string) (*SSHClient, error) {
 	return c, nil
 }
 
-// sshArgs is the ssh command line that runs remote on the client: a
-// session over the master connection once Connect opened it (and, should
-// its socket be gone, ssh's own connection).
+// sshArgs is the ssh command line that runs remote on the client.
 func (c *SSHClient) sshArgs(remote string) []string {
-	var extra []string
-	if c.mux != nil {
-		extra = []string{"-S", c.mux.socket(), "-o", "ControlMaster=no"}
-	}
-	return append(c.baseArgs(extra...), "--", c.host, remote)
-}
-
-// baseArgs is ssh with the study's options, the client's port and user,
-// and extra, up to the host.
-func (c *SSHClient) baseArgs(extra ...string) []string {
 	args := []string{"ssh"}
 	if c.Config != "" {
 		args = append(args, "-F", c.Config)
@@ -127,7 +112,7 @@ func (c *SSHClient) baseArgs(extra ...string) []string {
 	if c.user != "" {
 		args = append(args, "-l", c.user)
 	}
-	return append(args, extra...)
+	return append(args, "--", c.host, remote)
 }
 
 // where names the client for messages.
@@ -320,10 +305,8 @@ func (c *SSHClient) Cleanup(ctx context.Context) error {
 	return nil
 }
 
-// revertRemoteDir is the Reverters entry of KindRemoteDir. The killed
-// run's control socket folder here goes too (Connect).
+// revertRemoteDir is the Reverters entry of KindRemoteDir.
 func revertRemoteDir(ctx context.Context, data json.RawMessage) error {
-	removeStale(io.Discard, sshDirPrefix, "", nil)
 	var c SSHClient
 	if err := json.Unmarshal(data, &c); err != nil {
 		return fmt.Errorf("journal record %s: %w", KindRemoteDir, err)
