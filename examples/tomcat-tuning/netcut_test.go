@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -67,15 +66,7 @@ func TestIntegrationLoadHostNetworkCut(t *testing.T) {
 		_ = cmd.Process.Kill()
 		<-exited
 	})
-	worker := func(netns string) int {
-		for _, pid := range procsInNetNS(t, n.path(netns)) {
-			cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-			if strings.Contains(string(cmdline), "tomcat-tuning-worker.") && strings.HasSuffix(string(cmdline), study.WorkerArg+"\x00") {
-				return pid
-			}
-		}
-		return 0
-	}
+	worker := func(netns string) int { return copiedWorker(t, n.path(netns)) }
 	deadline := time.Now().Add(90 * time.Second)
 	for worker(n.cli) == 0 || worker(n2.cli) == 0 {
 		require.True(t, time.Now().Before(deadline), "no worker on both clients after 90s:\n%s", out.String())

@@ -130,6 +130,28 @@ func startSSHD(t *testing.T, n studyNetNS, unknownHostKey, wrongKey bool) sshCli
 	return h
 }
 
+// copiedWorker returns the PID of a worker the study copied to the
+// client in the namespace bound at path, running in worker mode; 0 when
+// none runs. A worker is known by its executable, the binary in a worker
+// directory, not by its command line: the shell sshd starts shows that
+// command line too, and so do its forks (Debian's bash sources ~/.bashrc
+// for ssh, forking for its command substitutions) until it execs the
+// worker. Killing one of those leaves the worker running.
+func copiedWorker(t *testing.T, path string) int {
+	t.Helper()
+	for _, pid := range procsInNetNS(t, path) {
+		exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
+		if err != nil || !strings.Contains(exe, "/tomcat-tuning-worker.") {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		if strings.HasSuffix(string(cmdline), study.WorkerArg+"\x00") {
+			return pid
+		}
+	}
+	return 0
+}
+
 // workerDirs are the study's worker directories in /tmp (the client
 // namespace shares this host's file system).
 func workerDirs(t *testing.T) map[string]bool {
@@ -268,7 +290,7 @@ poll:
 
 	// Nothing left on the client: sshd alone in its namespace, no
 	// worker directory.
-	assert.Equal(t, []int{cli.sshdPID}, procsInNetNS(t, n.path(n.cli)), "only sshd runs in the client namespace")
+	onlyLeft(t, n.path(n.cli), cli.sshdPID)
 	assert.Empty(t, cli.workerDirs(), "worker directories left on the client")
 }
 
@@ -318,7 +340,7 @@ func TestIntegrationLoadHostFailures(t *testing.T) {
 			for _, e := range entries {
 				assert.True(t, e.Reverted, "journal entry %s pending", e.Step)
 			}
-			assert.Equal(t, []int{cli.sshdPID}, procsInNetNS(t, n.path(n.cli)), "only sshd in the client namespace")
+			onlyLeft(t, n.path(n.cli), cli.sshdPID)
 			assert.Empty(t, cli.workerDirs(), "nothing on the client")
 		})
 	}
@@ -358,15 +380,7 @@ func TestIntegrationLoadHostKillThenRevert(t *testing.T) {
 	// Bounded: wait for the baseline's load on the client (a worker
 	// process, named by its directory, in the client namespace).
 	deadline := time.Now().Add(90 * time.Second)
-	workerRuns := func() bool {
-		for _, pid := range procsInNetNS(t, n.path(n.cli)) {
-			cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-			if strings.Contains(string(cmdline), "tomcat-tuning-worker.") && strings.HasSuffix(string(cmdline), study.WorkerArg+"\x00") {
-				return true
-			}
-		}
-		return false
-	}
+	workerRuns := func() bool { return copiedWorker(t, n.path(n.cli)) != 0 }
 	for !workerRuns() {
 		require.True(t, time.Now().Before(deadline), "no worker on the client after 90s:\n%s", out.String())
 		select {
@@ -383,7 +397,7 @@ func TestIntegrationLoadHostKillThenRevert(t *testing.T) {
 	for time.Now().Before(deadline) && len(procsInNetNS(t, n.path(n.cli))) > 1 {
 		time.Sleep(50 * time.Millisecond)
 	}
-	assert.Equal(t, []int{cli.sshdPID}, procsInNetNS(t, n.path(n.cli)), "the session and its worker ended with the study")
+	onlyLeft(t, n.path(n.cli), cli.sshdPID)
 	assert.Len(t, cli.workerDirs(), 1, "the directory waits for -revert")
 
 	rev := exec.CommandContext(ctx, "ip", "netns", "exec", n.srv, bin, "-revert", "-journal", journal)
@@ -397,7 +411,7 @@ func TestIntegrationLoadHostKillThenRevert(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, orig, got, "server.xml byte-identical")
 	assert.Empty(t, jvmPIDsOf(t, in.Base), "no JVM of the run")
-	assert.Equal(t, []int{cli.sshdPID}, procsInNetNS(t, n.path(n.cli)), "only sshd in the client namespace")
+	onlyLeft(t, n.path(n.cli), cli.sshdPID)
 }
 
 // TestIntegrationLoadHostWorkerKilled kills the worker on the client
@@ -432,12 +446,7 @@ func TestIntegrationLoadHostWorkerKilled(t *testing.T) {
 	deadline := time.Now().Add(90 * time.Second)
 	worker := 0
 	for worker == 0 {
-		for _, pid := range procsInNetNS(t, n.path(n.cli)) {
-			cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-			if strings.Contains(string(cmdline), "tomcat-tuning-worker.") && strings.HasSuffix(string(cmdline), study.WorkerArg+"\x00") {
-				worker = pid
-			}
-		}
+		worker = copiedWorker(t, n.path(n.cli))
 		require.True(t, time.Now().Before(deadline), "no worker on the client after 90s:\n%s", out.String())
 		select {
 		case err := <-exited:
@@ -467,6 +476,6 @@ func TestIntegrationLoadHostWorkerKilled(t *testing.T) {
 	for _, e := range entries {
 		assert.True(t, e.Reverted, "journal entry %s pending", e.Step)
 	}
-	assert.Equal(t, []int{cli.sshdPID}, procsInNetNS(t, n.path(n.cli)), "only sshd in the client namespace")
+	onlyLeft(t, n.path(n.cli), cli.sshdPID)
 	assert.Empty(t, cli.workerDirs(), "nothing on the client")
 }
