@@ -205,10 +205,6 @@ func (o Options) Check() error {
 // Tomcat and the load generator fighting for the same cores.
 var ErrLoadSharesCPUs = errors.New("the load generator would run on Tomcat's CPUs")
 
-// LocalLoad reports whether the load runs in this process, on this host's
-// CPUs and network namespace (no -load-host, no -load-netns).
-func (o Options) LocalLoad() bool { return o.LoadHost == "" && o.LoadNetNS == "" }
-
 // loadFix names the ways to give the load CPUs of its own. A load from
 // -load-netns is no way out: the namespace is on this host, its worker
 // on the same CPUs.
