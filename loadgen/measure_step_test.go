@@ -3,12 +3,16 @@ package loadgen_test
 import (
 	"context"
 	"os"
+	"runtime"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/loadgen"
 )
 
@@ -54,15 +58,26 @@ func TestMeasureStep(t *testing.T) {
 		}
 	}
 
-	// A common rate, no warm-up, and this process's CPU sampled.
+	// A common rate, no warm-up, and this process's CPU sampled: the
+	// latency run burns 50 ms of this thread's CPU, so the server's CPU
+	// (this process's) is above 0 and at most the one CPU it may use.
 	f = &fakeRuns{rates: []float64{5000, 500}}
+	burn := func(ctx context.Context, cfg loadgen.Config) (*loadgen.Result, error) {
+		if cfg.Rate == 500 {
+			burnThreadCPU(t, 50*time.Millisecond)
+		}
+		return f.run(ctx, cfg)
+	}
 	m, err = loadgen.MeasureStep(context.Background(), base, &loadgen.StepOptions{SkipWarmUp: true, LatencyRate: 500,
-		PID: os.Getpid(), CPUs: 1, Run: f.run})
+		PID: os.Getpid(), CPUs: 1, Run: burn})
 	require.NoError(t, err)
 	require.Len(t, f.configs, 2)
 	assert.Equal(t, 500.0, f.configs[1].Rate)
 	assert.Equal(t, 500.0, m.Latency.Load)
-	assert.GreaterOrEqual(t, m.Latency.CPU, 0.0)
+	if !testutil.UserEmulated() { // qemu-user's /proc/self/stat has no CPU times
+		assert.Greater(t, m.Latency.CPU, 0.0, "50 ms of CPU burnt during the latency run")
+		assert.LessOrEqual(t, m.Latency.CPU, 100.0, "one CPU is 100 %")
+	}
 
 	// A warm-up that ends at its limit still climbing: unsettled.
 	f = &fakeRuns{rates: []float64{1000, 2000, 5000, 5000, 600}}
@@ -70,6 +85,21 @@ func TestMeasureStep(t *testing.T) {
 		WarmUp: &loadgen.WarmUpOptions{Interval: time.Second, Max: 2 * time.Second}, Capacity: &loadgen.CapacityOptions{Repeat: 2}, Run: f.run})
 	require.NoError(t, err)
 	assert.True(t, m.Unsettled)
+}
+
+// burnThreadCPU spins until the calling OS thread has used d of CPU time
+// (CLOCK_THREAD_CPUTIME_ID), however long the scheduler takes to give it.
+func burnThreadCPU(t *testing.T, d time.Duration) {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	now := func() time.Duration {
+		var ts unix.Timespec
+		require.NoError(t, unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts))
+		return time.Duration(ts.Nano())
+	}
+	for start := now(); now()-start < d; {
+	}
 }
 
 func TestMeasureStepErrors(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +29,9 @@ func TestParseTaskStatReal(t *testing.T) {
 		st, err := parseTaskStat(data)
 		require.NoError(t, err, p)
 		assert.NotEmpty(t, st.comm)
-		assert.GreaterOrEqual(t, st.ticks, int64(0))
+		comm, ticks, ok := statByHand(data)
+		require.True(t, ok, "%s: %q", p, data)
+		assert.Equal(t, taskStat{comm: comm, ticks: ticks}, st, p)
 	}
 	st, err := parseTaskStat([]byte("4677 (http-nio-8080-P) R 1 2 3 0 -1 4194368 10 0 0 0 7000 871 0 0 20 0 231 0 1 2 3"))
 	require.NoError(t, err)
@@ -40,6 +44,28 @@ func TestParseTaskStatReal(t *testing.T) {
 		_, err := parseTaskStat([]byte(bad))
 		assert.Error(t, err, bad)
 	}
+}
+
+// statByHand reads a stat line as proc(5) describes it, apart from
+// procstat: the comm between the first "(" and the last ")", then utime
+// and stime, the 12th and 13th fields after it (fields 14 and 15 of the
+// line). ok is false when the line has no such fields or their sum is not
+// a count of ticks below 2^63.
+func statByHand(data []byte) (comm string, ticks int64, ok bool) {
+	open, end := bytes.IndexByte(data, '('), bytes.LastIndexByte(data, ')')
+	if open < 0 || end < open {
+		return "", 0, false
+	}
+	f := strings.Fields(string(data[end+1:]))
+	if len(f) < 13 {
+		return "", 0, false
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	s, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil || u < 0 || s < 0 || u > math.MaxInt64-s {
+		return "", 0, false
+	}
+	return string(data[open+1 : end]), u + s, true
 }
 
 func TestIntervalTicks(t *testing.T) {
@@ -79,8 +105,10 @@ func FuzzParseTaskStat(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, err := parseTaskStat(data)
 		if err == nil {
-			assert.GreaterOrEqual(t, st.ticks, int64(0))
 			assert.True(t, bytes.Contains(data, []byte("("+st.comm+")")))
+			comm, ticks, ok := statByHand(data)
+			require.True(t, ok, "parsed %q, which has no utime and stime fields", data)
+			assert.Equal(t, taskStat{comm: comm, ticks: ticks}, st)
 		}
 	})
 }
