@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -248,8 +249,13 @@ func TestShardHelperProcess(t *testing.T) {
 const shardDuration, shardWarmup = 2 * time.Second, 500 * time.Millisecond
 
 // TestIntegrationShardsThreeProcesses runs three shards as three processes
-// against one server, merges their logs, and compares with one process at
-// the whole rate.
+// against one server, merges their logs, and checks what holds on every
+// run: the shards started at the shared time; their counts add up to the
+// whole rate's exactly, as one process's do; the merge loses nothing when
+// written and read back; and each merged quantile lies between the
+// shards' own. It compares no figure of one run with another's: two
+// latency percentiles measured seconds apart differ by what the host did
+// meanwhile (a factor of 9 was seen at p90 on this 2-core machine).
 func TestIntegrationShardsThreeProcesses(t *testing.T) {
 	testutil.StableCPUs(t)
 	hello, err := loadgen.StartHelloWorld("127.0.0.1:0")
@@ -259,30 +265,13 @@ func TestIntegrationShardsThreeProcesses(t *testing.T) {
 	if raceEnabled {
 		rate = 600
 	}
-	// Counts must agree exactly on every attempt; percentiles of runs
-	// seconds apart on a host shared with other tests (CI runs packages in
-	// parallel) get three attempts, each logged.
-	var problems []string
-	for attempt := 1; attempt <= 3; attempt++ {
-		if problems = shardAttempt(t, hello.URL, rate); len(problems) == 0 {
-			return
-		}
-		t.Logf("attempt %d: %s", attempt, strings.Join(problems, "; "))
-	}
-	t.Errorf("percentiles never agreed: %s", strings.Join(problems, "; "))
-}
-
-// shardAttempt runs three shard processes and one single process at the
-// whole rate; it fails the test on a count mismatch and returns the
-// percentile disagreements.
-func shardAttempt(t *testing.T, url string, rate float64) []string {
 	dir := t.TempDir()
 	start := time.Now().Add(2 * time.Second) // time for three processes to start on a busy host
 	var cmds []*exec.Cmd
 	var outs []*bytes.Buffer
 	for i := 0; i < 3; i++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestShardHelperProcess$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("LOADGEN_TEST_SHARD=%s %g %d 3 %d %s", url, rate, i, start.UnixNano(), filepath.Join(dir, fmt.Sprintf("shard%d.hlog", i))))
+		cmd.Env = append(os.Environ(), fmt.Sprintf("LOADGEN_TEST_SHARD=%s %g %d 3 %d %s", hello.URL, rate, i, start.UnixNano(), filepath.Join(dir, fmt.Sprintf("shard%d.hlog", i))))
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		require.NoError(t, cmd.Start())
@@ -312,7 +301,7 @@ func shardAttempt(t *testing.T, url string, rate float64) []string {
 		assert.WithinDuration(t, start.Add(shardWarmup), l.StartTime, time.Millisecond, "shard %d started at the shared time", i)
 	}
 
-	single, err := loadgen.Run(context.Background(), loadgen.Config{URL: url, Connections: 48, Threads: 2, Rate: rate, Warmup: shardWarmup, Duration: shardDuration})
+	single, err := loadgen.Run(context.Background(), loadgen.Config{URL: hello.URL, Connections: 48, Threads: 2, Rate: rate, Warmup: shardWarmup, Duration: shardDuration})
 	require.NoError(t, err)
 	require.Zero(t, single.Missed)
 	want := int64(rate * shardDuration.Seconds())
@@ -320,7 +309,6 @@ func shardAttempt(t *testing.T, url string, rate float64) []string {
 	// window: it is counted in the drain, not in the histograms.
 	require.Equal(t, want, single.Histograms.Latency.TotalCount()+int64(single.Drain.Requests), "one process at R")
 	require.Equal(t, want, merged.Total.TotalCount()+drained, "three shards at R/3, merged: the same count exactly")
-	assert.InEpsilon(t, rate, merged.Throughput, 0.02)
 	var out bytes.Buffer
 	require.NoError(t, loadgen.WriteHlog(&out, &merged.Log))
 	back, err := loadgen.ReadHlog(&out)
@@ -328,69 +316,16 @@ func shardAttempt(t *testing.T, url string, rate float64) []string {
 	h, _, _ := back.Total(loadgen.TagCorrected)
 	assert.True(t, h.Equals(merged.Total), "a merged log written and read back loses nothing")
 
-	var problems []string
-	for _, q := range []float64{50, 90} {
-		a, b := float64(single.Histograms.Latency.ValueAtQuantile(q)), float64(merged.Total.ValueAtQuantile(q))
-		t.Logf("p%g: single %gµs, three shards merged %gµs", q, a, b)
-		if p := shardPercentileProblem(q, a, b, raceEnabled); p != "" {
-			problems = append(problems, p)
+	for _, q := range []float64{50, 90, 99, 99.9} {
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		for _, l := range logs {
+			sh, _, _ := l.Total(loadgen.TagCorrected)
+			v := sh.ValueAtQuantile(q)
+			lo, hi = min(lo, v), max(hi, v)
 		}
-	}
-	return problems
-}
-
-// shardPercentileProblem compares percentile q of one process at the
-// whole rate (a, µs) with the three shards' merged one (b), and says how
-// they disagree, or returns "".
-//
-// Both measure the same load against the same server, so in theory they
-// agree; the tolerance is a ratio, either way, because loopback latencies
-// here are ~0.1-0.2 ms and an absolute allowance of milliseconds could not
-// fail. Measured without the race detector (-R3000, eleven attempts on
-// the 2-core machine while other tests and a fuzzer ran, p50 100-163 µs):
-// merged/single was 1.2-1.55 at p50 (2.1 once), and 0.95-2.9 at p90 except
-// in four attempts where a stall lifted one side's p90 to 1-2 ms (0.22,
-// 3.5, 7.2, 8.9): such an attempt fails, and the test makes three. So p50
-// must agree within a factor of 2 and p90 within 3; a value in the wrong
-// unit, or the merge of another histogram, is off by more. Under the race
-// detector (-R600, the processes several times slower) only a factor of
-// 10 is checked: a sanity check; .ci/test runs the strict one without
-// -race.
-func shardPercentileProblem(q, a, b float64, race bool) string {
-	factor := map[float64]float64{50: 2, 90: 3}[q]
-	if race {
-		factor = 10
-	}
-	if factor == 0 {
-		return fmt.Sprintf("p%g: no tolerance for this percentile", q)
-	}
-	if a <= 0 || b <= 0 || b > a*factor || a > b*factor {
-		return fmt.Sprintf("p%g: single %gµs, merged %gµs: not within a factor of %g", q, a, b, factor)
-	}
-	return ""
-}
-
-func TestShardPercentileTolerance(t *testing.T) {
-	tests := []struct {
-		q, a, b float64
-		race    bool
-		ok      bool
-	}{
-		{q: 50, a: 106, b: 163, ok: true},   // measured
-		{q: 90, a: 143, b: 229, ok: true},   // measured
-		{q: 90, a: 410, b: 1207, ok: true},  // measured
-		{q: 90, a: 797, b: 172, ok: false},  // measured: a stall, the attempt is made again
-		{q: 50, a: 120, b: 2500, ok: false}, // passed the old max(3 ms, 50%) allowance
-		{q: 50, a: 120, b: 50, ok: false},   // too fast is as wrong as too slow
-		{q: 90, a: 150, b: 1200, ok: false}, // passed the old max(5 ms, 100%)
-		{q: 90, a: 150, b: 0, ok: false},    // an empty merge
-		{q: 90, a: 300, b: 2900, race: true, ok: true},
-		{q: 90, a: 300, b: 9000, race: true, ok: false}, // passed the old max(10 ms, 100%)
-		{q: 99, a: 100, b: 100, ok: false},              // no tolerance defined
-	}
-	for _, tt := range tests {
-		got := shardPercentileProblem(tt.q, tt.a, tt.b, tt.race)
-		assert.Equal(t, tt.ok, got == "", "p%g single %g merged %g race %v: %q", tt.q, tt.a, tt.b, tt.race, got)
+		m := merged.Total.ValueAtQuantile(q)
+		t.Logf("p%g: shards %d-%dµs, merged %dµs (one process at R: %dµs)", q, lo, hi, m, single.Histograms.Latency.ValueAtQuantile(q))
+		assert.True(t, lo <= m && m <= hi, "p%g: merged %dµs outside the shards' [%d, %d]", q, m, lo, hi)
 	}
 }
 
