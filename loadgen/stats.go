@@ -50,7 +50,9 @@ type MannWhitney struct {
 //     when some value occurs twice and both hold at most 9 (benchstat's
 //     limits); without ties this is twice the lower tail at min(U, N1·N2 −
 //     U), and 1 at U = N1·N2/2; with ties both tails are summed from the
-//     exact distribution, the smaller doubled, at most 1;
+//     exact distribution, the smaller doubled, at most 1, even at U =
+//     N1·N2/2, where a tied distribution that is not symmetric gives less
+//     than 1;
 //   - otherwise from the normal approximation with the tie correction
 //     (σ² = N1·N2·(N+1 − Σ(t³−t)/(N(N−1)))/12 over the groups of t tied
 //     values) and the continuity correction of ½.
@@ -81,13 +83,11 @@ func MannWhitneyU(x1, x2 []float64) (MannWhitney, error) {
 	}
 	if (!ties.any && n1 <= mwExactLimit && n2 <= mwExactLimit) || (ties.any && n1 <= mwTiesExactLimit && n2 <= mwTiesExactLimit) {
 		r.Exact = true
-		if r.U == mean {
-			r.P = 1
-			return r, nil
-		}
-		// The tails of U without ties, as probabilities; with them, of the
-		// doubled rank sum, as counts of subsets, exact integers divided
-		// once.
+		// Both tails, even at U = mean: with ties the distribution is not
+		// symmetric, and the smaller tail there can be under ½. The tails
+		// of U without ties, as probabilities; with them, of the doubled
+		// rank sum, as counts of subsets, exact integers divided once, so
+		// that a tail of exactly ½ gives a p of exactly 1.
 		dist, at, total := uDist(n1, n2), int(r.U), 1.0
 		if ties.any {
 			dist, total = rankSumWays(ranks, n1)
