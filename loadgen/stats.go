@@ -55,7 +55,9 @@ type MannWhitney struct {
 //     than 1;
 //   - otherwise from the normal approximation with the tie correction
 //     (σ² = N1·N2·(N+1 − Σ(t³−t)/(N(N−1)))/12 over the groups of t tied
-//     values) and the continuity correction of ½.
+//     values) and the continuity correction of ½, which never takes |U −
+//     N1·N2/2| past 0 (as R's wilcox.test): p = min(1, 2·Φ(−max(|U −
+//     N1·N2/2| − ½, 0)/σ)), 1 at U = N1·N2/2.
 //
 // NaNs are refused. It returns an error for an empty sample and when every
 // value is the same (no order: nothing to test).
@@ -107,10 +109,10 @@ func MannWhitneyU(x1, x2 []float64) (MannWhitney, error) {
 	}
 	n := float64(n1 + n2)
 	sd := math.Sqrt(float64(n1*n2) * ((n + 1) - ties.correction/(n*(n-1))) / 12)
-	d := r.U - mean
-	d -= math.Copysign(0.5, d) // continuity correction
-	z := d / sd
-	r.P = min(1, 2*normalCDF(-math.Abs(z)))
+	// The continuity correction moves |U − mean| half a step towards 0,
+	// never past it: at U = mean, p is 1.
+	d := max(math.Abs(r.U-mean)-0.5, 0)
+	r.P = min(1, 2*normalCDF(-d/sd))
 	return r, nil
 }
 

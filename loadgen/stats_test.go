@@ -251,6 +251,39 @@ func TestMannWhitneyUTies(t *testing.T) {
 	}
 }
 
+// TestMannWhitneyUNormalCentre checks that the continuity correction of
+// the normal approximation does not take U past the mean: beyond the
+// exact limits, two equal samples (R and scipy give 1) and two samples
+// without ties that interleave symmetrically give p = 1 exactly.
+func TestMannWhitneyUNormalCentre(t *testing.T) {
+	same := func(x []float64) [2][]float64 { return [2][]float64{x, x} }
+	// xyyx repeated 26 times: 52 values a side, no ties, U = 52·52/2.
+	var x1, x2 []float64
+	for b := range 26 {
+		v := float64(4 * b)
+		x1, x2 = append(x1, v, v+3), append(x2, v+1, v+2)
+	}
+	tests := []struct {
+		name string
+		x    [2][]float64
+	}{
+		// Issue 31: 0.9696 with the correction applied at U = mean.
+		{"x = y, 10 values", same([]float64{1, 1, 2, 3, 4, 5, 6, 7, 8, 9})},
+		{"x = y, 12 values", same([]float64{5, 5, 5, 6, 6, 7, 8, 8, 9, 9, 9, 9})},
+		{"x = y, 60 values", same(seq(0.5, 0.25, 60))},
+		{"no ties, 52+52", [2][]float64{x1, x2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := loadgen.MannWhitneyU(tt.x[0], tt.x[1])
+			require.NoError(t, err)
+			assert.False(t, r.Exact)
+			assert.Equal(t, float64(len(tt.x[0])*len(tt.x[1]))/2, r.U)
+			assert.Equal(t, 1.0, r.P)
+		})
+	}
+}
+
 // TestMannWhitneyUBrute checks the exact p against the enumeration on
 // seeded random pairs of samples of 1 to 7 values: 300 drawn from few
 // distinct values, so that most have ties; 100 of distinct values; and,

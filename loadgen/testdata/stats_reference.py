@@ -54,10 +54,9 @@ def mw_normal(x, y):
     u = u_of(x, y)
     mu = n1 * n2 / 2
     sd = math.sqrt(n1 * n2 * ((n + 1) - t / (n * (n - 1))) / 12)
-    d = u - mu
-    d -= math.copysign(0.5, d)
-    z = d / sd
-    return u, min(1.0, math.erfc(abs(z) / math.sqrt(2)))
+    # The continuity correction never takes |U - mu| past 0 (R's wilcox.test).
+    d = max(abs(u - mu) - 0.5, 0)
+    return u, min(1.0, math.erfc(d / sd / math.sqrt(2)))
 
 
 def u_null(n1, n2):
@@ -108,6 +107,8 @@ for name, (x, y) in cases.items():
 # Beyond the exact limits: ties with 10 values a side, 60 a side (17 ties).
 big_ties = ([1, 1, 2, 2, 3, 3, 4, 4, 5, 5], [3, 3, 4, 4, 5, 5, 6, 6, 7, 7])
 print(f"ties 10+10: U={u_of(*big_ties)} normal p={mw_normal(*big_ties)[1]!r}")
+same = [1, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+print(f"x = y, 10+10: U={u_of(same, same)} normal p={mw_normal(same, same)[1]!r}")
 x60 = [1000 + 3 * i for i in range(60)]
 y60 = [1050 + 3 * i + 1 for i in range(60)]
 print(f"60+60: U={u_of(x60, y60)} normal p={mw_normal(x60, y60)[1]!r}")
