@@ -32,8 +32,12 @@ type MannWhitney struct {
 	// y from the second) with x > y, plus half the pairs with x == y. The
 	// second sample's is N1·N2 − U.
 	U float64
-	// P is the two-sided p-value: the probability, were both samples
-	// drawn from one population, of a U at least as far from N1·N2/2.
+	// P is the two-sided p-value: the smaller tail at U doubled, at most
+	// 1, that is min(1, 2·min(P(U' ≤ U), P(U' ≥ U))) for U' drawn from
+	// the null distribution (both samples from one population, given the
+	// tied values). With ties that distribution is not symmetric about
+	// N1·N2/2, so P is not the probability of a U' at least as far from
+	// N1·N2/2, and may be under 1 at U = N1·N2/2.
 	P float64
 	// Exact reports whether P comes from the exact null distribution
 	// (false: the normal approximation).
@@ -48,11 +52,11 @@ type MannWhitney struct {
 //   - exactly, from the null distribution of U given the tied ranks, when
 //     no value occurs twice and both samples hold at most 50 values, or
 //     when some value occurs twice and both hold at most 9 (benchstat's
-//     limits); without ties this is twice the lower tail at min(U, N1·N2 −
-//     U), and 1 at U = N1·N2/2; with ties both tails are summed from the
-//     exact distribution, the smaller doubled, at most 1, even at U =
-//     N1·N2/2, where a tied distribution that is not symmetric gives less
-//     than 1;
+//     limits): the smaller tail at U doubled, min(1, 2·min(P(U' ≤ U),
+//     P(U' ≥ U))), as [MannWhitney.P] says; without ties the distribution
+//     is symmetric and this is twice the lower tail at min(U, N1·N2 − U),
+//     1 at U = N1·N2/2; with ties it is not, and U = N1·N2/2 can give
+//     less than 1;
 //   - otherwise from the normal approximation with the tie correction
 //     (σ² = N1·N2·(N+1 − Σ(t³−t)/(N(N−1)))/12 over the groups of t tied
 //     values) and the continuity correction of ½, which never takes |U −

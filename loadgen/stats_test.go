@@ -236,6 +236,10 @@ func TestMannWhitneyUTies(t *testing.T) {
 		// U = n1·n2/2 = 6, but the tied distribution is not symmetric:
 		// P(U ≤ 6) = 16/35, so p = 32/35, not 1.
 		{"exact, U at the centre", []float64{2, 3, 3}, []float64{1, 5, 5, 1}, 6, 32.0 / 35, 1},
+		// P(U ≥ 12) = 1/35, and that U is the only one as far from 6 as
+		// 12 (U = 0 cannot occur with these ties), so doubling the smaller
+		// tail gives 2/35 where "at least as far" gives 1/35.
+		{"exact, the smaller tail doubled", []float64{2, 2, 2}, []float64{0, 1, 1, 0}, 12, 2.0 / 35, 1.0 / 35},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -100,6 +100,8 @@ cases = {
     "equal medians": ([1, 3, 5, 7], [2, 4, 6, 8]),
     # Issue 31: U at the centre of a tied distribution that is not symmetric.
     "exact, U at the centre": ([2, 3, 3], [1, 5, 5, 1]),
+    # Issue 31: the smaller tail doubled (2/35), not "at least as far" (1/35).
+    "exact, the smaller tail doubled": ([2, 2, 2], [0, 1, 1, 0]),
 }
 for name, (x, y) in cases.items():
     print(f"{name}: U={u_of(x, y)} exact p={mw_exact(x, y)[1]!r}")
