@@ -32,8 +32,12 @@ type MannWhitney struct {
 	// y from the second) with x > y, plus half the pairs with x == y. The
 	// second sample's is N1·N2 − U.
 	U float64
-	// P is the two-sided p-value: the probability, were both samples
-	// drawn from one population, of a U at least as far from N1·N2/2.
+	// P is the two-sided p-value: the smaller tail at U doubled, at most
+	// 1, that is min(1, 2·min(P(U' ≤ U), P(U' ≥ U))) for U' drawn from
+	// the null distribution (both samples from one population, given the
+	// tied values). With ties that distribution is not symmetric about
+	// N1·N2/2, so P is not the probability of a U' at least as far from
+	// N1·N2/2, and may be under 1 at U = N1·N2/2.
 	P float64
 	// Exact reports whether P comes from the exact null distribution
 	// (false: the normal approximation).
@@ -48,12 +52,16 @@ type MannWhitney struct {
 //   - exactly, from the null distribution of U given the tied ranks, when
 //     no value occurs twice and both samples hold at most 50 values, or
 //     when some value occurs twice and both hold at most 9 (benchstat's
-//     limits); without ties this is twice the lower tail at min(U, N1·N2 −
-//     U), and 1 at U = N1·N2/2; with ties both tails are summed from the
-//     exact distribution, the smaller doubled, at most 1;
+//     limits): the smaller tail at U doubled, min(1, 2·min(P(U' ≤ U),
+//     P(U' ≥ U))), as [MannWhitney.P] says; without ties the distribution
+//     is symmetric and this is twice the lower tail at min(U, N1·N2 − U),
+//     1 at U = N1·N2/2; with ties it is not, and U = N1·N2/2 can give
+//     less than 1;
 //   - otherwise from the normal approximation with the tie correction
 //     (σ² = N1·N2·(N+1 − Σ(t³−t)/(N(N−1)))/12 over the groups of t tied
-//     values) and the continuity correction of ½.
+//     values) and the continuity correction of ½, which never takes |U −
+//     N1·N2/2| past 0 (as R's wilcox.test): p = min(1, 2·Φ(−max(|U −
+//     N1·N2/2| − ½, 0)/σ)), 1 at U = N1·N2/2.
 //
 // NaNs are refused. It returns an error for an empty sample and when every
 // value is the same (no order: nothing to test).
@@ -81,14 +89,15 @@ func MannWhitneyU(x1, x2 []float64) (MannWhitney, error) {
 	}
 	if (!ties.any && n1 <= mwExactLimit && n2 <= mwExactLimit) || (ties.any && n1 <= mwTiesExactLimit && n2 <= mwTiesExactLimit) {
 		r.Exact = true
-		if r.U == mean {
-			r.P = 1
-			return r, nil
-		}
-		// The tails of U without ties; of the doubled rank sum with them.
-		dist, at := uDist(n1, n2), int(r.U)
+		// Both tails, even at U = mean: with ties the distribution is not
+		// symmetric, and the smaller tail there can be under ½. The tails
+		// of U without ties, as probabilities; with them, of the doubled
+		// rank sum, as counts of subsets, exact integers divided once, so
+		// that a tail of exactly ½ gives a p of exactly 1.
+		dist, at, total := uDist(n1, n2), int(r.U), 1.0
 		if ties.any {
-			dist, at = rankSumDist(ranks, n1), w2
+			dist, total = rankSumWays(ranks, n1)
+			at = w2
 		}
 		lower, upper := 0.0, 0.0
 		for s, pr := range dist {
@@ -99,15 +108,15 @@ func MannWhitneyU(x1, x2 []float64) (MannWhitney, error) {
 				upper += pr
 			}
 		}
-		r.P = min(1, 2*min(lower, upper))
+		r.P = min(1, 2*min(lower, upper)/total)
 		return r, nil
 	}
 	n := float64(n1 + n2)
 	sd := math.Sqrt(float64(n1*n2) * ((n + 1) - ties.correction/(n*(n-1))) / 12)
-	d := r.U - mean
-	d -= math.Copysign(0.5, d) // continuity correction
-	z := d / sd
-	r.P = min(1, 2*normalCDF(-math.Abs(z)))
+	// The continuity correction moves |U − mean| half a step towards 0,
+	// never past it: at U = mean, p is 1.
+	d := max(math.Abs(r.U-mean)-0.5, 0)
+	r.P = min(1, 2*normalCDF(-d/sd))
 	return r, nil
 }
 
@@ -169,11 +178,13 @@ func midRanks2(x1, x2 []float64) (ranks []int, first []bool, ties tieInfo, err e
 	return ranks, first, ties, nil
 }
 
-// rankSumDist returns the null distribution of the sum of k of the given
-// (doubled) ranks, all subsets of k equally likely: dist[s] is the
-// probability that the sum is s. It counts subsets by dynamic programming
-// over the ranks (ways[j][s]: subsets of j ranks so far summing to s).
-func rankSumDist(ranks []int, k int) []float64 {
+// rankSumWays counts the subsets of k of the given (doubled) ranks by
+// their sum: it returns how many sum to each s, and how many there are
+// (C(len(ranks), k)). It counts by dynamic programming over the ranks
+// (ways[j][s]: subsets of j ranks so far summing to s). The counts are
+// integers, exact in a float64 up to 2⁵³: C(18, 9) = 48620 at the tied
+// limit.
+func rankSumWays(ranks []int, k int) ([]float64, float64) {
 	total := 0
 	for _, r := range ranks {
 		total += r
@@ -197,11 +208,7 @@ func rankSumDist(ranks []int, k int) []float64 {
 	for _, w := range ways[k] {
 		n += w
 	}
-	dist := ways[k]
-	for s := range dist {
-		dist[s] /= n
-	}
-	return dist
+	return ways[k], n
 }
 
 // uDist returns the null distribution of U for samples of n1 and n2

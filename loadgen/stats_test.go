@@ -158,87 +158,204 @@ func seq(start, step float64, n int) []float64 {
 	return out
 }
 
-// bruteMannWhitney is the exact two-sided p by enumerating every split of
-// the pooled values into samples of n1 and n2, each equally likely under
-// the null: the share of splits whose first-sample U is at least as far
-// into either tail as the observed one, the smaller tail doubled.
-func bruteMannWhitney(x1, x2 []float64) float64 {
+// enumMannWhitney is the exact two-sided p of x1 against x2 by
+// enumeration, written apart from stats.go: each of the C(n1+n2, n1)
+// assignments of the pooled values to the first sample is equally likely
+// under the null; each gives a U from the mid-ranks of the pooled values
+// (doubled, so that they stay integers), and
+// p = min(1, 2·min(P(U ≤ u), P(U ≥ u))) at the observed u. far is the
+// share of assignments with |U − n1·n2/2| ≥ |u − n1·n2/2|, the other
+// two-sided p, which MannWhitney.P is not.
+func enumMannWhitney(x1, x2 []float64) (p, far float64) {
 	pooled := append(append([]float64(nil), x1...), x2...)
 	n1 := len(x1)
-	uOf := func(idx []int) float64 {
-		in := make([]bool, len(pooled))
-		for _, i := range idx {
-			in[i] = true
-		}
-		u := 0.0
-		for i := range pooled {
-			for j := range pooled {
-				if in[i] && !in[j] {
-					switch {
-					case pooled[i] > pooled[j]:
-						u++
-					case pooled[i] == pooled[j]:
-						u += 0.5
-					}
-				}
+	// r2[i] is twice the mid-rank of pooled[i]: 2·(values below) + (values
+	// equal, itself included) + 1.
+	r2 := make([]int, len(pooled))
+	for i, v := range pooled {
+		below, equal := 0, 0
+		for _, w := range pooled {
+			switch {
+			case w < v:
+				below++
+			case w == v:
+				equal++
 			}
 		}
-		return u
+		r2[i] = 2*below + equal + 1
 	}
-	first := make([]int, n1)
-	for i := range first {
-		first[i] = i
+	// u2 is twice U: twice the rank sum less n1·(n1+1).
+	u2 := func(idx []int) int {
+		s := 0
+		for _, i := range idx {
+			s += r2[i]
+		}
+		return s - n1*(n1+1)
 	}
-	obs := uOf(first)
-	if obs == float64(n1*len(x2))/2 {
-		return 1
+	obs := make([]int, n1)
+	for i := range obs {
+		obs[i] = i
 	}
-	var lower, upper, total float64
+	u, centre := u2(obs), n1*len(x2) // twice u and twice n1·n2/2
+	var lower, upper, farther, total int
 	var rec func(start int, idx []int)
 	rec = func(start int, idx []int) {
 		if len(idx) == n1 {
-			u := uOf(idx)
+			v := u2(idx)
 			total++
-			if u <= obs {
+			if v <= u {
 				lower++
 			}
-			if u >= obs {
+			if v >= u {
 				upper++
+			}
+			if abs(v-centre) >= abs(u-centre) {
+				farther++
 			}
 			return
 		}
-		for i := start; i < len(pooled); i++ {
+		for i := start; i <= len(pooled)-(n1-len(idx)); i++ {
 			rec(i+1, append(idx, i))
 		}
 	}
-	rec(0, nil)
-	return min(1, 2*min(lower, upper)/total)
+	rec(0, make([]int, 0, n1))
+	return min(1, 2*float64(min(lower, upper))/float64(total)), float64(farther) / float64(total)
 }
 
-// TestMannWhitneyUBrute checks the exact p against enumeration on 300
-// seeded random pairs of samples of 1 to 7 values, drawn from few
-// distinct values so that most have ties.
+func abs(v int) int { return max(v, -v) }
+
+// TestMannWhitneyUTies pins the exact p of tied samples from issue 31,
+// each checked against the enumeration.
+func TestMannWhitneyUTies(t *testing.T) {
+	tests := []struct {
+		name   string
+		x1, x2 []float64
+		u, p   float64
+		far    float64 // the share at least as far from n1·n2/2: not P
+	}{
+		// U = n1·n2/2 = 6, but the tied distribution is not symmetric:
+		// P(U ≤ 6) = 16/35, so p = 32/35, not 1.
+		{"exact, U at the centre", []float64{2, 3, 3}, []float64{1, 5, 5, 1}, 6, 32.0 / 35, 1},
+		// P(U ≥ 12) = 1/35, and that U is the only one as far from 6 as
+		// 12 (U = 0 cannot occur with these ties), so doubling the smaller
+		// tail gives 2/35 where "at least as far" gives 1/35.
+		{"exact, the smaller tail doubled", []float64{2, 2, 2}, []float64{0, 1, 1, 0}, 12, 2.0 / 35, 1.0 / 35},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, far := enumMannWhitney(tt.x1, tt.x2)
+			require.InDelta(t, tt.p, p, 1e-12, "the enumeration")
+			require.InDelta(t, tt.far, far, 1e-12, "the enumeration")
+			r, err := loadgen.MannWhitneyU(tt.x1, tt.x2)
+			require.NoError(t, err)
+			assert.True(t, r.Exact)
+			assert.Equal(t, tt.u, r.U)
+			assert.InDelta(t, tt.p, r.P, 1e-12)
+		})
+	}
+}
+
+// TestMannWhitneyUNormalCentre checks that the continuity correction of
+// the normal approximation does not take U past the mean: beyond the
+// exact limits, two equal samples (R and scipy give 1) and two samples
+// without ties that interleave symmetrically give p = 1 exactly.
+func TestMannWhitneyUNormalCentre(t *testing.T) {
+	same := func(x []float64) [2][]float64 { return [2][]float64{x, x} }
+	// xyyx repeated 26 times: 52 values a side, no ties, U = 52·52/2.
+	var x1, x2 []float64
+	for b := range 26 {
+		v := float64(4 * b)
+		x1, x2 = append(x1, v, v+3), append(x2, v+1, v+2)
+	}
+	tests := []struct {
+		name string
+		x    [2][]float64
+	}{
+		// Issue 31: 0.9696 with the correction applied at U = mean.
+		{"x = y, 10 values", same([]float64{1, 1, 2, 3, 4, 5, 6, 7, 8, 9})},
+		{"x = y, 12 values", same([]float64{5, 5, 5, 6, 6, 7, 8, 8, 9, 9, 9, 9})},
+		{"x = y, 60 values", same(seq(0.5, 0.25, 60))},
+		{"no ties, 52+52", [2][]float64{x1, x2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := loadgen.MannWhitneyU(tt.x[0], tt.x[1])
+			require.NoError(t, err)
+			assert.False(t, r.Exact)
+			assert.Equal(t, float64(len(tt.x[0])*len(tt.x[1]))/2, r.U)
+			assert.Equal(t, 1.0, r.P)
+		})
+	}
+}
+
+// TestMannWhitneyUBrute checks the exact p against the enumeration on
+// seeded random pairs of samples of 1 to 7 values: 300 drawn from few
+// distinct values, so that most have ties; 100 of distinct values; and,
+// of 3000 drawn from 2 to 5 values, those whose U is at n1·n2/2, where a
+// tied distribution that is not symmetric gives p < 1.
 func TestMannWhitneyUBrute(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 1))
-	for trial := range 300 {
-		n1, n2 := 1+rng.IntN(7), 1+rng.IntN(7)
-		levels := 3 + rng.IntN(12)
-		draw := func(n int, shift int) []float64 {
-			v := make([]float64, n)
-			for i := range v {
-				v[i] = float64(rng.IntN(levels) + shift)
-			}
-			return v
+	draw := func(n, levels, shift int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(rng.IntN(levels) + shift)
 		}
-		x1, x2 := draw(n1, 0), draw(n2, rng.IntN(3))
-		r, err := loadgen.MannWhitneyU(x1, x2)
-		if err != nil {
-			require.ErrorContains(t, err, "every value is the same", "trial %d: %v %v", trial, x1, x2)
-			continue
-		}
+		return v
+	}
+	check := func(t *testing.T, trial int, x1, x2 []float64, r loadgen.MannWhitney) {
+		t.Helper()
 		require.True(t, r.Exact)
-		assert.InDelta(t, bruteMannWhitney(x1, x2), r.P, 1e-12, "trial %d: %v against %v", trial, x1, x2)
+		p, _ := enumMannWhitney(x1, x2)
+		assert.InDelta(t, p, r.P, 1e-12, "trial %d: %v against %v", trial, x1, x2)
 		assert.Greater(t, r.P, 0.0)
 		assert.LessOrEqual(t, r.P, 1.0)
 	}
+	t.Run("ties", func(t *testing.T) {
+		for trial := range 300 {
+			n1, n2 := 1+rng.IntN(7), 1+rng.IntN(7)
+			levels := 3 + rng.IntN(12)
+			x1, x2 := draw(n1, levels, 0), draw(n2, levels, rng.IntN(3))
+			r, err := loadgen.MannWhitneyU(x1, x2)
+			if err != nil {
+				require.ErrorContains(t, err, "every value is the same", "trial %d: %v %v", trial, x1, x2)
+				continue
+			}
+			check(t, trial, x1, x2, r)
+		}
+	})
+	t.Run("distinct", func(t *testing.T) {
+		for trial := range 100 {
+			n1, n2 := 1+rng.IntN(7), 1+rng.IntN(7)
+			pooled := make([]float64, n1+n2)
+			for i, k := range rng.Perm(n1 + n2) {
+				pooled[i] = 10 + 0.5*float64(k)
+			}
+			x1, x2 := pooled[:n1], pooled[n1:]
+			r, err := loadgen.MannWhitneyU(x1, x2)
+			require.NoError(t, err)
+			check(t, trial, x1, x2, r)
+			if r.U == float64(n1*n2)/2 {
+				assert.Equal(t, 1.0, r.P, "trial %d: the centre without ties", trial)
+			}
+		}
+	})
+	t.Run("centre", func(t *testing.T) {
+		centre, under1 := 0, 0
+		for trial := range 3000 {
+			n1, n2 := 1+rng.IntN(7), 1+rng.IntN(7)
+			levels := 2 + rng.IntN(4)
+			x1, x2 := draw(n1, levels, 0), draw(n2, levels, 0)
+			r, err := loadgen.MannWhitneyU(x1, x2)
+			if err != nil || r.U != float64(n1*n2)/2 {
+				continue
+			}
+			check(t, trial, x1, x2, r)
+			centre++
+			if r.P < 1 {
+				under1++
+			}
+		}
+		t.Logf("%d at the centre, %d of them with p < 1", centre, under1)
+		assert.Positive(t, under1, "no trial at the centre of a distribution that is not symmetric")
+	})
 }

@@ -41,10 +41,9 @@ def mw_exact(x, y):
         total += 1
         lower += w <= w_obs + 1e-9
         upper += w >= w_obs - 1e-9
-    u = u_of(x, y)
-    if u == n1 * len(y) / 2:
-        return u, 1.0
-    return u, min(1.0, 2 * min(lower, upper) / total)
+    # The smaller tail doubled, even at U = n1*n2/2: with ties the
+    # distribution need not be symmetric, and p can be under 1 there.
+    return u_of(x, y), min(1.0, 2 * min(lower, upper) / total)
 
 
 def mw_normal(x, y):
@@ -55,10 +54,9 @@ def mw_normal(x, y):
     u = u_of(x, y)
     mu = n1 * n2 / 2
     sd = math.sqrt(n1 * n2 * ((n + 1) - t / (n * (n - 1))) / 12)
-    d = u - mu
-    d -= math.copysign(0.5, d)
-    z = d / sd
-    return u, min(1.0, math.erfc(abs(z) / math.sqrt(2)))
+    # The continuity correction never takes |U - mu| past 0 (R's wilcox.test).
+    d = max(abs(u - mu) - 0.5, 0)
+    return u, min(1.0, math.erfc(d / sd / math.sqrt(2)))
 
 
 def u_null(n1, n2):
@@ -100,6 +98,10 @@ cases = {
     "ties 4+5": ([1, 2, 2, 3], [2, 3, 3, 4, 5]),
     "ties 6+6": ([10, 10, 11, 12, 12, 13], [12, 13, 13, 14, 14, 15]),
     "equal medians": ([1, 3, 5, 7], [2, 4, 6, 8]),
+    # Issue 31: U at the centre of a tied distribution that is not symmetric.
+    "exact, U at the centre": ([2, 3, 3], [1, 5, 5, 1]),
+    # Issue 31: the smaller tail doubled (2/35), not "at least as far" (1/35).
+    "exact, the smaller tail doubled": ([2, 2, 2], [0, 1, 1, 0]),
 }
 for name, (x, y) in cases.items():
     print(f"{name}: U={u_of(x, y)} exact p={mw_exact(x, y)[1]!r}")
@@ -107,6 +109,8 @@ for name, (x, y) in cases.items():
 # Beyond the exact limits: ties with 10 values a side, 60 a side (17 ties).
 big_ties = ([1, 1, 2, 2, 3, 3, 4, 4, 5, 5], [3, 3, 4, 4, 5, 5, 6, 6, 7, 7])
 print(f"ties 10+10: U={u_of(*big_ties)} normal p={mw_normal(*big_ties)[1]!r}")
+same = [1, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+print(f"x = y, 10+10: U={u_of(same, same)} normal p={mw_normal(same, same)[1]!r}")
 x60 = [1000 + 3 * i for i in range(60)]
 y60 = [1050 + 3 * i + 1 for i in range(60)]
 print(f"60+60: U={u_of(x60, y60)} normal p={mw_normal(x60, y60)[1]!r}")
