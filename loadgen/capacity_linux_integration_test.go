@@ -124,6 +124,7 @@ func within(what string, want, got, tol float64) []string {
 // completed in the window over the window (Elapsed is Duration; the
 // requests in flight at its end complete in the drain, counted apart).
 func TestIntegrationCapacityKnown(t *testing.T) {
+	timingTheory(t)
 	testutil.StableCPUs(t)
 	srv := startPaced(t, 4, fixed(2*time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -149,6 +150,7 @@ func TestIntegrationCapacityKnown(t *testing.T) {
 // TestIntegrationCapacityUplift: 2000 against 3000 requests/s is a real
 // uplift; two identical servers, measured in turn, differ only by noise.
 func TestIntegrationCapacityUplift(t *testing.T) {
+	timingTheory(t)
 	testutil.StableCPUs(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -198,6 +200,7 @@ func TestIntegrationCapacityUplift(t *testing.T) {
 // first seconds (as a JIT compiles), the warm-up goes on until the climb
 // ends; against a flat one it stops after two runs.
 func TestIntegrationWarmUp(t *testing.T) {
+	timingTheory(t)
 	testutil.StableCPUs(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

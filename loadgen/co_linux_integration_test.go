@@ -52,6 +52,7 @@ func freezeServer(t *testing.T, stall, period time.Duration) *httptest.Server {
 // machine only add latency) and fall short by 5 ms (histogram resolution,
 // the freeze's phase against the 100 ms the run covers at its edges).
 func TestIntegrationCoordinatedOmission(t *testing.T) {
+	timingTheory(t)
 	testutil.StableCPUs(t)
 	for _, tc := range []struct {
 		name          string
@@ -95,9 +96,6 @@ func testCoordinatedOmission(t *testing.T, stall, period time.Duration, rate flo
 	// The uncorrected histogram must not agree: at p90 it is less than half
 	// the corrected value, whatever the machine's speed.
 	assert.Less(t, ums(90), ms(90)/2, "uncorrected p90 should miss the freezes")
-	if raceEnabled {
-		t.Skip("strict percentile check skipped under the race detector (it slows the generator by tens of ms); it runs without -race")
-	}
 	// Outside the freezes the server answers in well under a millisecond
 	// and the generator sends on time; when the median send lag or service
 	// time says otherwise, the machine starved the test (other processes on

@@ -33,9 +33,7 @@ const searchTrials = 3
 // runs alternating, then PickBest. It must pick 4, the peak, in every
 // trial, with every other candidate a significant loss against it.
 func TestIntegrationSearchFindsBest(t *testing.T) {
-	if raceEnabled {
-		t.Skip("skipped under the race detector (it slows the generator by tens of ms in 100 ms runs); .ci/test runs it without -race")
-	}
+	timingTheory(t)
 	testutil.StableCPUs(t)
 	srv := startKnob(t, 4)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -79,9 +77,7 @@ func TestIntegrationSearchFindsBest(t *testing.T) {
 // 4 workers of 1 ms and 8 of 2 ms, are tied on capacity, and the p99 at a
 // common rate picks the faster one, as the study's search breaks a tie.
 func TestIntegrationSearchTieByLatency(t *testing.T) {
-	if raceEnabled {
-		t.Skip("skipped under the race detector (it slows the generator by tens of ms in 100 ms runs)")
-	}
+	timingTheory(t)
 	testutil.StableCPUs(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -120,9 +116,7 @@ func TestIntegrationSearchTieByLatency(t *testing.T) {
 // significant loss, and a real +3 % step measured in between is listed as
 // untrusted. A server that does not slow reads under 3 % of drift.
 func TestIntegrationDriftFlagged(t *testing.T) {
-	if raceEnabled {
-		t.Skip("skipped under the race detector (it slows the generator by tens of ms in 100 ms runs)")
-	}
+	timingTheory(t)
 	testutil.StableCPUs(t)
 	srv := startKnob(t, 4)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

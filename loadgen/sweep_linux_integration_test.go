@@ -42,6 +42,7 @@ func poolServer(t *testing.T, workers int, service time.Duration) string {
 }
 
 func TestIntegrationSweepKnee(t *testing.T) {
+	timingTheory(t)
 	testutil.StableCPUs(t)
 	const workers, service = 4, 20 * time.Millisecond
 	url := poolServer(t, workers, service)
@@ -381,6 +382,7 @@ func thrashServer(t *testing.T, workers int, service time.Duration) string {
 }
 
 func TestIntegrationSweepOverdrive(t *testing.T) {
+	timingTheory(t)
 	testutil.StableCPUs(t)
 	const workers, service = 4, 20 * time.Millisecond
 	url := thrashServer(t, workers, service)

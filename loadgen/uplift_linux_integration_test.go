@@ -86,9 +86,7 @@ const (
 // skips under the race detector and when the host is too busy; .ci/test
 // requires it to pass without -race.
 func TestIntegrationUpliftTrials(t *testing.T) {
-	if raceEnabled {
-		t.Skip("skipped under the race detector (it slows the generator by tens of ms in 100 ms runs); .ci/test runs it without -race")
-	}
+	timingTheory(t)
 	testutil.StableCPUs(t)
 	srv := startKnob(t, 4)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
