@@ -5,7 +5,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
@@ -102,13 +101,11 @@ var measureFlags = []string{"capacity-rate", "repeat", "alpha", "latency-rate", 
 // told by which flags were given. What the options' values tell alone
 // (-persist without -apply, -ssh-config without -load-host, -apply with a
 // fixture -root, ...) study.Options.Check refuses, also a usage error.
-func refuse(given map[string]bool, c command) error {
+func refuse(given cliflag.Given, c command) error {
 	o := c.o
 	if c.revert {
-		for _, name := range sortedKeys(given) {
-			if name != "revert" && name != "journal" {
-				return fmt.Errorf("-revert restores what the journal of an earlier run records and takes only -journal: drop -%s", name)
-			}
+		if other := given.Other("revert", "journal"); other != "" {
+			return fmt.Errorf("-revert restores what the journal of an earlier run records and takes only -journal: drop -%s", other)
 		}
 		return nil
 	}
@@ -146,13 +143,4 @@ func refuse(given map[string]bool, c command) error {
 		return fmt.Errorf("-journal names the journal of -apply and -revert: without either nothing is journaled")
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]bool) []string {
-	var keys []string
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

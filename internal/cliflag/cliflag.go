@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 )
 
 // ErrUsage marks an error in the command line (an unknown flag, a bad
@@ -125,13 +126,32 @@ func (f *FlagSet) PrintUsage(w io.Writer) {
 	f.SetOutput(io.Discard)
 }
 
-// Given returns the names of the flags set on the command line (flag's
-// Visit), whatever their value: "-search=true" is given, though it is
-// the default.
-func (f *FlagSet) Given() map[string]bool {
-	set := map[string]bool{}
+// Given returns the flags set on the command line (flag's Visit),
+// whatever their value: "-search=true" is given, though it is the
+// default.
+func (f *FlagSet) Given() Given {
+	set := Given{}
 	f.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	return set
+}
+
+// Given is a set of flag names, those given on a command line.
+type Given map[string]bool
+
+// Other returns the first flag of g, in lexicographical order, that is
+// none of names; "" when there is none.
+func (g Given) Other(names ...string) string {
+	var other []string
+	for name := range g {
+		if !slices.Contains(names, name) {
+			other = append(other, name)
+		}
+	}
+	slices.Sort(other)
+	if len(other) == 0 {
+		return ""
+	}
+	return other[0]
 }
 
 // NoArgs refuses positional arguments after the flags.
