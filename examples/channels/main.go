@@ -13,28 +13,28 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log"
 	"net/netip"
 	"os"
 	"strings"
 
+	"github.com/nettune/nettune/internal/cliflag"
 	"github.com/nettune/nettune/nic"
 )
 
+const synopsis = `usage: channels [-l] IF | -for-ip ADDR [-l]      show channels, as ethtool -l
+       channels -L IF (rx N | tx N | other N | combined N)... [-apply]
+       channels -irqs IF                            show the queues' IRQs
+       channels -spread CPUS IF [-apply]            spread the queue IRQs over CPUS
+Changes are a dry run without -apply. Exit status: 0 done, 1 failed, 2 a bad command line.`
+
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		log.SetFlags(0)
-		log.Fatal(err)
-	}
+	cliflag.Exit("channels", run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("channels", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cliflag.New("channels", synopsis, stdout)
 	fs.Bool("l", false, "show channels, as ethtool -l IF (the default)")
 	set := fs.Bool("L", false, "set channels: IF followed by rx N, tx N, other N or combined N, as ethtool -L")
 	irqs := fs.Bool("irqs", false, "show which IRQ serves which queue, its per-CPU counts and affinity")
@@ -60,6 +60,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		args = args[i:]
 	}
+	if err := refuse(fs.Given(), *set, *spread != "", *forIP != "", len(pos)); err != nil {
+		return err
+	}
 
 	c, err := nic.New(&nic.Options{Root: *root, NetNS: *netns})
 	if err != nil {
@@ -71,7 +74,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if *forIP != "" {
 		a, err := netip.ParseAddr(*forIP)
 		if err != nil {
-			return fmt.Errorf("-for-ip %q: want an IPv4 or IPv6 address: %w", *forIP, err)
+			return cliflag.Usagef("-for-ip %q: want an IPv4 or IPv6 address: %w", *forIP, err)
 		}
 		it, err := c.InterfaceByAddr(a)
 		if err != nil {
@@ -80,9 +83,6 @@ func run(args []string, stdout, stderr io.Writer) error {
 		ifname = it.Name
 		fmt.Fprintf(stderr, "%s holds %s (driver %q, physical %t, NUMA node %d)\n", it.Name, a, it.Driver, it.Physical, it.NUMANode)
 	} else {
-		if len(pos) == 0 {
-			return errors.New("name an interface, or pass -for-ip ADDR")
-		}
 		ifname, pos = pos[0], pos[1:]
 	}
 
@@ -90,7 +90,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case *set:
 		u, err := nic.ParseChannelsUpdate(pos)
 		if err != nil {
-			return err
+			return cliflag.Usage(err)
 		}
 		if !*apply {
 			plan, err := c.PlanChannels(ifname, u)
@@ -113,7 +113,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case *spread != "":
 		cpus, err := nic.ParseCPUList(*spread)
 		if err != nil {
-			return err
+			return cliflag.Usagef("-spread: %w", err)
 		}
 		if !*apply {
 			plan, err := c.PlanQueueSpread(ifname, cpus)
@@ -154,4 +154,27 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		return nic.FormatChannels(stdout, ifname, ch, nil)
 	}
+}
+
+// refuse returns the first contradictory or pointless combination: one
+// mode at most, -apply only where there is a change, and the interface
+// named once (an argument or -for-ip).
+func refuse(given cliflag.Given, set, spread, forIP bool, npos int) error {
+	var modes []string
+	for _, m := range []string{"l", "L", "irqs", "spread"} {
+		if given[m] {
+			modes = append(modes, "-"+m)
+		}
+	}
+	switch {
+	case len(modes) > 1:
+		return cliflag.Usagef("%s: give one of them", strings.Join(modes, " and "))
+	case given["apply"] && !set && !spread:
+		return cliflag.Usagef("-apply makes the change of -L or -spread: give one of them (showing changes nothing)")
+	case !forIP && npos == 0:
+		return cliflag.Usagef("name an interface, or pass -for-ip ADDR")
+	case !set && (forIP && npos > 0 || npos > 1):
+		return cliflag.Usagef("unexpected arguments: one interface, named or by -for-ip (only -L takes more: rx N tx N ...)")
+	}
+	return nil
 }

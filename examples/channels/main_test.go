@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/internal/cliflag"
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/nic"
 )
@@ -90,19 +92,50 @@ func TestIntegrationChannelsVeth(t *testing.T) {
 	assert.EqualError(t, err, "nic: set channels combined 8 on ntv0: requested channel count exceeds maximum: combined 8, maximum 0 (the device has no combined channels; set rx and tx instead)")
 }
 
-func TestChannelsUsageErrors(t *testing.T) {
-	_, _, err := runOut(t, "-l")
-	assert.EqualError(t, err, "name an interface, or pass -for-ip ADDR")
-	_, _, err = runOut(t, "-L", "lo", "queues", "8")
-	require.ErrorIs(t, err, nic.ErrSyntax)
-	_, _, err = runOut(t, "-for-ip", "not-an-ip", "-l")
-	assert.ErrorContains(t, err, `-for-ip "not-an-ip": want an IPv4 or IPv6 address`)
-	_, _, err = runOut(t, "-for-ip", "192.0.2.254", "-l")
-	require.ErrorIs(t, err, nic.ErrNoInterface)
-	_, _, err = runOut(t, "-l", "lo")
-	require.ErrorIs(t, err, nic.ErrNotSupported)
-	_, _, err = runOut(t, "-spread", "7-1", "lo")
-	require.ErrorIs(t, err, nic.ErrSyntax)
+// cli runs the program's run function: its stdout and exit status.
+func cli(args ...string) (string, int) {
+	var out bytes.Buffer
+	err := run(args, &out, io.Discard)
+	return out.String(), cliflag.ExitCode(err)
+}
+
+// TestCLI: -h, -version and an unknown flag as every example program
+// answers them; a command line refused exits 2 before anything runs, a
+// failure 1.
+func TestCLI(t *testing.T) {
+	testutil.CheckCLI(t, "channels", cli, []string{"L", "apply", "for-ip", "irqs", "l", "netns", "root", "spread"})
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string // in the error
+		is   error
+	}{
+		{[]string{"-l"}, cliflag.ExitUsage, "name an interface, or pass -for-ip ADDR", nil},
+		{[]string{"-l", "-L", "lo", "combined", "1"}, cliflag.ExitUsage, "-l and -L: give one of them", nil},
+		{[]string{"-irqs", "-spread", "0", "lo"}, cliflag.ExitUsage, "-irqs and -spread: give one of them", nil},
+		{[]string{"-apply", "lo"}, cliflag.ExitUsage, "-apply makes the change of -L or -spread", nil},
+		{[]string{"-irqs", "lo", "-apply"}, cliflag.ExitUsage, "-apply makes the change of -L or -spread", nil},
+		{[]string{"-for-ip", "127.0.0.1", "lo"}, cliflag.ExitUsage, "unexpected arguments: one interface", nil},
+		{[]string{"-l", "lo", "eth0"}, cliflag.ExitUsage, "unexpected arguments: one interface", nil},
+		{[]string{"-L", "lo", "queues", "8"}, cliflag.ExitUsage, "", nic.ErrSyntax},
+		{[]string{"-for-ip", "not-an-ip", "-l"}, cliflag.ExitUsage, `-for-ip "not-an-ip": want an IPv4 or IPv6 address`, nil},
+		{[]string{"-spread", "7-1", "lo"}, cliflag.ExitUsage, "", nic.ErrSyntax},
+		{[]string{"-for-ip", "192.0.2.254", "-l"}, cliflag.ExitFailure, "", nic.ErrNoInterface},
+		{[]string{"-l", "lo"}, cliflag.ExitFailure, "", nic.ErrNotSupported},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out bytes.Buffer
+			err := run(tt.args, &out, io.Discard)
+			assert.Equal(t, tt.code, cliflag.ExitCode(err), "%v", err)
+			require.Error(t, err)
+			assert.NotContains(t, err.Error(), "\n", "one line")
+			assert.Contains(t, err.Error(), tt.want)
+			if tt.is != nil {
+				assert.ErrorIs(t, err, tt.is)
+			}
+			assert.Empty(t, out.String())
+		})
+	}
 }
 
 // TestDeps keeps the example to the standard library, this module and the

@@ -19,29 +19,31 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log"
 	"os"
 	"os/signal"
 	"time"
 
+	"github.com/nettune/nettune/internal/cliflag"
 	"github.com/nettune/nettune/internal/statedir"
 	"github.com/nettune/nettune/tuning"
 )
 
+const synopsis = `usage: cpus [-root DIR] [-flat]                    lscpu-like summary
+       cpus -online CPUS [-best-effort] [-apply [-snapshot-dir DIR]]
+       cpus -restore FILE [-apply]
+Changes are a dry run without -apply. Exit status: 0 done, 1 failed, 2 a bad command line.`
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		log.Fatal(err)
-	}
+	err := run(ctx, os.Args[1:], os.Stdout)
+	stop()
+	cliflag.Exit("cpus", err)
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("cpus", flag.ContinueOnError)
+	fs := cliflag.New("cpus", synopsis, out)
 	root := fs.String("root", "/", "host root holding sys/ (a fixture tree or a mounted image)")
 	online := fs.String("online", "", "keep only these CPUs online, e.g. 0-7 or 96-103")
 	restore := fs.String("restore", "", "put back the snapshot saved in `FILE`")
@@ -52,14 +54,18 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := fs.NoArgs(); err != nil {
+		return err
+	}
+	if err := refuse(fs.Given()); err != nil {
+		return err
+	}
 	h, err := tuning.New(*root)
 	if err != nil {
 		return err
 	}
 	var snap tuning.CPUSnapshot
 	switch {
-	case *online != "" && *restore != "":
-		return errors.New("cpus: -online and -restore exclude each other")
 	case *restore != "":
 		b, err := os.ReadFile(*restore)
 		if err != nil {
@@ -71,7 +77,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case *online != "":
 		want, err := tuning.ParseCPUList(*online)
 		if err != nil {
-			return fmt.Errorf("cpus: -online: %w", err)
+			return cliflag.Usagef("-online: %w", err)
 		}
 		snap.Online = want
 	default:
@@ -99,6 +105,25 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		err = perr
 	}
 	return err
+}
+
+// refuse returns the first contradictory or pointless combination of the
+// flags given.
+func refuse(given cliflag.Given) error {
+	change := given["online"] || given["restore"]
+	switch {
+	case given["online"] && given["restore"]:
+		return cliflag.Usagef("-online and -restore exclude each other")
+	case given["apply"] && !change:
+		return cliflag.Usagef("-apply makes the change of -online or -restore: give one of them")
+	case given["best-effort"] && !given["online"]:
+		return cliflag.Usagef("-best-effort is about the CPUs -online takes offline: give -online")
+	case given["snapshot-dir"] && !(given["online"] && given["apply"]):
+		return cliflag.Usagef("-snapshot-dir is where -online -apply saves the state before: give both")
+	case given["flat"] && change && !given["apply"]:
+		return cliflag.Usagef("-flat formats the summary, which a dry run of -online or -restore does not print")
+	}
+	return nil
 }
 
 // keepOnline saves the current state to a new file in dir, then changes

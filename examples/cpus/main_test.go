@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/internal/cliflag"
 	"github.com/nettune/nettune/internal/statedir"
 	"github.com/nettune/nettune/internal/testutil"
 )
@@ -96,6 +97,50 @@ func TestBadInput(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.msg)
 		})
 	}
+}
+
+// cli runs the program's run function: its stdout and exit status.
+func cli(args ...string) (string, int) {
+	var out bytes.Buffer
+	err := run(context.Background(), args, &out)
+	return out.String(), cliflag.ExitCode(err)
+}
+
+// TestCLI: -h, -version and an unknown flag as every example program
+// answers them; a contradictory or pointless command line exits 2 with
+// one line before anything runs (no snapshot is written).
+func TestCLI(t *testing.T) {
+	testutil.CheckCLI(t, "cpus", cli, []string{"apply", "best-effort", "flat", "online", "restore", "root", "snapshot-dir"})
+	root, snaps := twoCPUTree(t), t.TempDir()
+	snap := filepath.Join(t.TempDir(), "s.json")
+	require.NoError(t, os.WriteFile(snap, []byte(`{"online":"0-1"}`), 0o644))
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-online", "0", "-restore", snap, "-apply"}, "-online and -restore exclude each other"},
+		{[]string{"-apply"}, "-apply makes the change of -online or -restore"},
+		{[]string{"-restore", snap, "-best-effort", "-apply"}, "-best-effort is about the CPUs -online takes offline"},
+		{[]string{"-online", "0", "-snapshot-dir", snaps}, "-snapshot-dir is where -online -apply saves the state before"},
+		{[]string{"-restore", snap, "-apply", "-snapshot-dir", snaps}, "-snapshot-dir is where -online -apply saves the state before"},
+		{[]string{"-online", "0", "-flat"}, "-flat formats the summary"},
+		{[]string{"-online", "0-x", "-apply", "-snapshot-dir", snaps}, `-online: `},
+		{[]string{"-apply", "0"}, "unexpected arguments"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			out, err := runCmd(t, append([]string{"-root", root}, tt.args...)...)
+			assert.Equal(t, cliflag.ExitUsage, cliflag.ExitCode(err), "%v", err)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.NotContains(t, err.Error(), "\n")
+			assert.Empty(t, out)
+			entries, err := os.ReadDir(snaps)
+			require.NoError(t, err)
+			assert.Empty(t, entries, "no snapshot written")
+		})
+	}
+	_, err := runCmd(t, "-root", root, "-restore", filepath.Join(t.TempDir(), "missing.json"))
+	assert.Equal(t, cliflag.ExitFailure, cliflag.ExitCode(err), "a failure, not a usage error: %v", err)
 }
 
 // The issue's check on this machine: -online 0 -apply, then -restore.

@@ -14,34 +14,55 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log"
 	"os"
 	"os/signal"
 
 	"github.com/nettune/nettune/bootcfg"
+	"github.com/nettune/nettune/internal/cliflag"
 )
 
-func main() {
-	root := flag.String("root", "/", "host root directory (a mounted image, a container's /host)")
-	file := flag.String("file", "", "GRUB defaults file, its drop-ins in FILE.d/*.cfg (default: ROOT/etc/default/grub)")
-	strict := flag.Bool("strict", false, "set the IOMMU parameters (-strict-value, -passthrough-value)")
-	strictVal := flag.String("strict-value", bootcfg.DefaultIOMMUStrict, "value for iommu.strict with -strict")
-	passVal := flag.String("passthrough-value", bootcfg.DefaultIOMMUPassthrough, "value for iommu.passthrough with -strict")
-	variable := flag.String("var", bootcfg.CmdlineLinux, "variable to edit: "+bootcfg.CmdlineLinux+" or "+bootcfg.CmdlineLinuxDefault)
-	apply := flag.Bool("apply", false, "write the change (default: dry run, print the diff)")
-	update := flag.Bool("update", false, "regenerate the bootloader config (update-grub, grub2-mkconfig or grubby) after -apply")
-	flag.Parse()
+const synopsis = `usage: grubiommu [-root DIR] [-file PATH]     show the file's and the running kernel's IOMMU parameters
+       grubiommu -strict [-strict-value 1] [-passthrough-value 0] [-var GRUB_CMDLINE_LINUX|GRUB_CMDLINE_LINUX_DEFAULT]
+                 [-apply [-update]] [-root DIR] [-file PATH]
+-strict is a dry run that prints the diff without -apply. Exit status: 0 done, 1 failed, 2 a bad command line.`
 
+func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	o := options{root: *root, file: *file, variable: *variable, strict: *strict,
-		strictVal: *strictVal, passVal: *passVal, apply: *apply, update: *update}
-	if err := run(ctx, os.Stdout, o); err != nil {
-		log.Fatal(err)
+	err := runArgs(ctx, os.Args[1:], os.Stdout)
+	stop()
+	cliflag.Exit("grubiommu", err)
+}
+
+// runArgs parses the command line, refusing contradictory or pointless
+// flag combinations, then runs it.
+func runArgs(ctx context.Context, args []string, w io.Writer) error {
+	fs := cliflag.New("grubiommu", synopsis, w)
+	var o options
+	fs.StringVar(&o.root, "root", "/", "host root directory (a mounted image, a container's /host)")
+	fs.StringVar(&o.file, "file", "", "GRUB defaults file, its drop-ins in FILE.d/*.cfg (default: ROOT/etc/default/grub)")
+	fs.BoolVar(&o.strict, "strict", false, "set the IOMMU parameters (-strict-value, -passthrough-value)")
+	fs.StringVar(&o.strictVal, "strict-value", bootcfg.DefaultIOMMUStrict, "value for iommu.strict with -strict")
+	fs.StringVar(&o.passVal, "passthrough-value", bootcfg.DefaultIOMMUPassthrough, "value for iommu.passthrough with -strict")
+	fs.StringVar(&o.variable, "var", bootcfg.CmdlineLinux, "with -strict: the variable to edit, "+bootcfg.CmdlineLinux+" or "+bootcfg.CmdlineLinuxDefault)
+	fs.BoolVar(&o.apply, "apply", false, "with -strict: write the change (default: dry run, print the diff)")
+	fs.BoolVar(&o.update, "update", false, "with -apply: regenerate the bootloader config (update-grub, grub2-mkconfig or grubby)")
+	if err := fs.Parse(args); err != nil {
+		return err
 	}
+	if err := fs.NoArgs(); err != nil {
+		return err
+	}
+	given := fs.Given()
+	for _, f := range []struct{ flag, needs string }{
+		{"strict-value", "strict"}, {"passthrough-value", "strict"}, {"var", "strict"}, {"apply", "strict"}, {"update", "apply"},
+	} {
+		if given[f.flag] && !given[f.needs] {
+			return cliflag.Usagef("-%s goes with -%s: give -%s too", f.flag, f.needs, f.needs)
+		}
+	}
+	return run(ctx, w, o)
 }
 
 type options struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/internal/cliflag"
 	"github.com/nettune/nettune/internal/testutil"
 )
 
@@ -116,6 +117,49 @@ func TestNoFlagsOnlyShows(t *testing.T) {
 	assert.Contains(t, out.String(), "dry run")
 	b, _ := os.ReadFile(p)
 	assert.Equal(t, src, string(b), "dry run by default")
+}
+
+// cli runs the program's command line in the test process: its stdout
+// and exit status.
+func cli(args ...string) (string, int) {
+	var out bytes.Buffer
+	err := runArgs(context.Background(), args, &out)
+	return out.String(), cliflag.ExitCode(err)
+}
+
+// TestCLI: -h, -version and an unknown flag as every example program
+// answers them; a contradictory or pointless command line exits 2 with
+// nothing printed and the file unchanged.
+func TestCLI(t *testing.T) {
+	testutil.CheckCLI(t, "grubiommu", cli, []string{"apply", "file", "passthrough-value", "root", "strict", "strict-value", "update", "var"})
+	p := filepath.Join(t.TempDir(), "grub")
+	src := "GRUB_CMDLINE_LINUX=\"iommu.strict=0\"\n"
+	require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-apply"}, "-apply goes with -strict: give -strict too"},
+		{[]string{"-var", "GRUB_CMDLINE_LINUX_DEFAULT", "-apply", "-update"}, "-var goes with -strict"},
+		{[]string{"-strict-value", "0"}, "-strict-value goes with -strict"},
+		{[]string{"-passthrough-value", "1"}, "-passthrough-value goes with -strict"},
+		{[]string{"-strict", "-update"}, "-update goes with -apply: give -apply too"},
+		{[]string{"-strict", "-apply", "extra"}, `unexpected arguments ["extra"]`},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out bytes.Buffer
+			err := runArgs(context.Background(), append([]string{"-file", p}, tt.args...), &out)
+			assert.Equal(t, cliflag.ExitUsage, cliflag.ExitCode(err), "%v", err)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.Empty(t, out.String(), "nothing read or printed")
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			assert.Equal(t, src, string(b))
+		})
+	}
+	_, code := cli("-file", filepath.Join(t.TempDir(), "missing"))
+	assert.Equal(t, cliflag.ExitFailure, code)
 }
 
 // TestApplyAndUpdateUnderRoot runs -strict -apply -update against a host

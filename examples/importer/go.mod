@@ -1,6 +1,6 @@
 module example.com/importer
 
-go 1.26.8
+go 1.26.0
 
 require github.com/nettune/nettune v0.0.0
 

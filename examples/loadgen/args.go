@@ -3,13 +3,16 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
+	"github.com/nettune/nettune/internal/cliflag"
 	"github.com/nettune/nettune/loadgen"
 )
 
@@ -17,7 +20,7 @@ import (
 // scripting is not supported. What a script usually sets has a flag: the
 // method -m/--method, headers -H, the body --body; anything else, import
 // the loadgen package and build the Config in Go.
-var errLuaScript = errors.New("loadgen: Lua scripts (-s) are not supported: use -m, -H and --body")
+var errLuaScript = errors.New("Lua scripts (-s) are not supported: use -m, -H and --body")
 
 // wrkArgs is a wrk2 command line, parsed.
 type wrkArgs struct {
@@ -25,6 +28,8 @@ type wrkArgs struct {
 	Report loadgen.WrkOptions
 	JSON   bool // --json: print the result as JSON instead of the text report
 	Help   bool // -h/--help
+	// Version is -v/--version (-version): print the version.
+	Version bool
 	// Hlog is the file to write the interval log to (--hlog FILE): one
 	// interval per second, tagged corrected, uncorrected and lag.
 	Hlog string
@@ -34,17 +39,19 @@ type wrkArgs struct {
 
 // abArgs is an ApacheBench command line, parsed.
 type abArgs struct {
-	Config loadgen.Config
-	Quiet  bool // -q: no "Completed N requests" progress lines
-	JSON   bool // --json
-	Help   bool // -h
+	Config  loadgen.Config
+	Quiet   bool // -q: no "Completed N requests" progress lines
+	JSON    bool // --json
+	Help    bool // -h
+	Version bool // -V/--version
 }
 
 // optSpec describes one getopt-style option.
 type optSpec struct {
 	short string // one letter, or ""
 	long  string // long name, or ""
-	arg   bool   // takes a value
+	arg   string // the value's name in -h ("N", "T"); "" for an option without a value
+	help  string // what it does, with its default, for -h
 }
 
 type opt struct {
@@ -82,16 +89,16 @@ func getopt(args []string, specs []optSpec) ([]opt, []string, error) {
 			n, v, hasV := strings.Cut(a[2:], "=")
 			s, ok := find("", n)
 			if !ok {
-				return nil, nil, fmt.Errorf("%w: unknown option --%s", errUsage, n)
+				return nil, nil, cliflag.Usagef("unknown option --%s", n)
 			}
-			if s.arg && !hasV {
+			if s.arg != "" && !hasV {
 				if i+1 >= len(args) {
-					return nil, nil, fmt.Errorf("%w: option --%s needs a value", errUsage, n)
+					return nil, nil, cliflag.Usagef("option --%s needs a value", n)
 				}
 				i++
 				v = args[i]
-			} else if !s.arg && hasV {
-				return nil, nil, fmt.Errorf("%w: option --%s takes no value", errUsage, n)
+			} else if s.arg == "" && hasV {
+				return nil, nil, cliflag.Usagef("option --%s takes no value", n)
 			}
 			opts = append(opts, opt{name(s), v})
 		case strings.HasPrefix(a, "-") && len(a) > 2 && isLong(a[1:], specs):
@@ -102,16 +109,16 @@ func getopt(args []string, specs []optSpec) ([]opt, []string, error) {
 			for j := 1; j < len(a); j++ {
 				s, ok := find(a[j:j+1], "")
 				if !ok {
-					return nil, nil, fmt.Errorf("%w: unknown option -%c", errUsage, a[j])
+					return nil, nil, cliflag.Usagef("unknown option -%c", a[j])
 				}
-				if !s.arg {
+				if s.arg == "" {
 					opts = append(opts, opt{s.short, ""})
 					continue
 				}
 				v := a[j+1:]
 				if v == "" {
 					if i+1 >= len(args) {
-						return nil, nil, fmt.Errorf("%w: option -%s needs a value", errUsage, s.short)
+						return nil, nil, cliflag.Usagef("option -%s needs a value", s.short)
 					}
 					i++
 					v = args[i]
@@ -138,14 +145,36 @@ func isLong(a string, specs []optSpec) bool {
 	return false
 }
 
+// Help texts shared by several modes.
+const (
+	helpHeader = "add a request header, \"Name: value\" (repeatable)"
+	helpHelp   = "print this help and exit"
+	timeHelp   = "a bare number is seconds (60), or 30s, 1m"
+)
+
 var wrkSpecs = []optSpec{
-	{"c", "connections", true}, {"d", "duration", true}, {"t", "threads", true},
-	{"s", "script", true}, {"H", "header", true}, {"L", "latency", false},
-	{"U", "u_latency", false}, {"T", "timeout", true}, {"R", "rate", true},
-	{"B", "batch_latency", false}, {"h", "help", false}, {"v", "version", false},
-	{"m", "method", true}, {"", "body", true}, {"", "warmup", true}, {"", "json", false},
-	{"", "slack", true}, {"", "hlog", true}, {"", "plot", true}, {"", "shard", true},
-	{"", "start-at", true}, {"", "insecure", false},
+	{"c", "connections", "N", fmt.Sprintf("connections to keep open, over all event loops (SI suffixes: 1k) (default %d)", loadgen.DefaultConnections)},
+	{"t", "threads", "N", fmt.Sprintf("event loops, each on an OS thread of its own; at most 4 x GOMAXPROCS run (default %d)", loadgen.DefaultThreads)},
+	{"d", "duration", "T", fmt.Sprintf("length of the run: %s (default %s)", timeHelp, loadgen.DefaultDuration)},
+	{"R", "rate", "N", "requests/s of the open model over all connections, latency corrected for coordinated omission (wrk2's -R; 500k); without -R a closed loop, as fast as the server answers"},
+	{"H", "header", "HEADER", helpHeader},
+	{"m", "method", "METHOD", "request method (default GET)"},
+	{"", "body", "S", "request body"},
+	{"T", "timeout", "T", fmt.Sprintf("request timeout: %s (default %s)", timeHelp, loadgen.DefaultTimeout)},
+	{"L", "latency", "", "print the latency distribution"},
+	{"U", "u_latency", "", "also print the uncorrected latency distribution (implies -L)"},
+	{"", "warmup", "T", "run this long at the same load before measuring, not recorded (default 0: none)"},
+	{"", "slack", "T", "with -R: how late past a due send an event loop may sleep to batch sends (0: each send at its own time) (default: the rate's, at most 1ms)"},
+	{"", "json", "", "print the result as JSON instead of the text report"},
+	{"", "hlog", "FILE", "write an HdrHistogram interval log to FILE: one interval a second, tagged corrected, uncorrected and lag"},
+	{"", "plot", "FILE.svg", "draw the latency percentiles in FILE.svg"},
+	{"", "shard", "i/n", "with -R: send shard i (0-based) of n of the one schedule, for one load from n machines (n alone: i from JOB_COMPLETION_INDEX)"},
+	{"", "start-at", "TIME", "start at this wall-clock time, RFC 3339 or Unix seconds (shards started together)"},
+	{"", "insecure", "", "accept any certificate (a self-signed one) of an https:// URL"},
+	{"s", "script", "FILE", "wrk's Lua script: refused (use -m, -H and --body)"},
+	{"B", "batch_latency", "", "wrk2's batch latency: refused (loadgen sends one request per connection at a time)"},
+	{"v", "version", "", cliflag.VersionHelp},
+	{"h", "help", "", helpHelp},
 }
 
 // parseWrkArgs parses a wrk/wrk2 command line (without the program name),
@@ -179,11 +208,11 @@ func parseWrkArgs(args []string) (wrkArgs, error) {
 			n, err = parseMetric(o.value)
 			w.Config.Rate = float64(n)
 		case "d":
-			w.Config.Duration, err = parseTime(o.value)
+			w.Config.Duration, err = cliflag.ParseDuration(o.value)
 		case "T":
-			w.Config.Timeout, err = parseTime(o.value)
+			w.Config.Timeout, err = cliflag.ParseDuration(o.value)
 		case "warmup":
-			w.Config.Warmup, err = parseTime(o.value)
+			w.Config.Warmup, err = cliflag.ParseDuration(o.value)
 		case "slack":
 			w.Config.Slack, err = parseSlack(o.value)
 		case "H":
@@ -211,44 +240,68 @@ func parseWrkArgs(args []string) (wrkArgs, error) {
 		case "insecure":
 			w.Config.Insecure = true
 		case "s":
-			return w, errLuaScript
+			return w, cliflag.Usage(errLuaScript)
 		case "B":
-			return w, fmt.Errorf("%w: -B (batch latency) applies to pipelined requests; loadgen sends one request per connection at a time", errUsage)
-		case "h", "v":
+			return w, cliflag.Usagef("-B (batch latency) applies to pipelined requests; loadgen sends one request per connection at a time")
+		case "h":
 			w.Help = true
+		case "v":
+			w.Version = true
 		}
 		if err != nil {
-			return w, fmt.Errorf("-%s: %w", o.name, err)
+			return w, cliflag.Usagef("-%s: %w", o.name, err)
 		}
 	}
+	if w.Help || w.Version {
+		return w, nil
+	}
 	if w.Config.Connections <= 0 || w.Config.Threads <= 0 || w.Config.Duration <= 0 {
-		return w, fmt.Errorf("%w: connections, threads and duration must be > 0", errUsage)
+		return w, cliflag.Usagef("connections, threads and duration must be > 0")
 	}
 	if w.Config.Shards > 1 && w.Config.Rate == 0 {
-		return w, fmt.Errorf("%w: --shard splits a rate: give -R, the total rate of all shards", errUsage)
+		return w, cliflag.Usagef("--shard splits a rate: give -R, the total rate of all shards")
 	}
 	if w.Config.Connections < w.Config.Threads {
-		return w, fmt.Errorf("%w: number of connections must be >= threads", errUsage)
+		return w, cliflag.Usagef("number of connections must be >= threads")
+	}
+	if w.Config.Slack != 0 && w.Config.Rate == 0 {
+		return w, cliflag.Usagef("--slack batches the sends of an open model: give -R, or leave --slack out")
 	}
 	switch len(operands) {
 	case 0:
 	case 1:
 		w.Config.URL = operands[0]
 		if err := loadgen.CheckURL(w.Config.URL); err != nil {
-			return w, err
+			return w, cliflag.Usage(err)
 		}
 	default:
-		return w, fmt.Errorf("%w: one URL expected, got %q", errUsage, operands)
+		return w, cliflag.Usagef("one URL expected, got %q", operands)
+	}
+	if w.Config.Insecure && !strings.HasPrefix(w.Config.URL, "https://") {
+		return w, cliflag.Usagef("--insecure accepts the certificate of an https:// URL: the URL is %q", firstNonEmpty(w.Config.URL, "the built-in http:// page"))
 	}
 	w.Report.Duration = w.Config.Duration
 	return w, nil
 }
 
 var abSpecs = []optSpec{
-	{"n", "", true}, {"c", "", true}, {"k", "", false}, {"t", "", true}, {"s", "", true},
-	{"H", "", true}, {"m", "", true}, {"i", "", false}, {"p", "", true}, {"u", "", true},
-	{"T", "", true}, {"q", "", false}, {"r", "", false}, {"v", "", true}, {"h", "", false},
-	{"", "json", false},
+	{"n", "", "N", fmt.Sprintf("requests to perform (default %d)", defaultABRequests)},
+	{"c", "", "N", fmt.Sprintf("requests at a time (default %d)", defaultABConcurrency)},
+	{"k", "", "", "keep connections alive (default: a connection per request, as ab)"},
+	{"t", "", "T", fmt.Sprintf("stop after this long, %s; implies -n %d", timeHelp, abTimelimitRequests)},
+	{"s", "", "T", fmt.Sprintf("request timeout, %s (default %s)", timeHelp, defaultABTimeout)},
+	{"H", "", "HEADER", helpHeader},
+	{"m", "", "METHOD", "request method (default GET)"},
+	{"i", "", "", "send HEAD requests"},
+	{"p", "", "FILE", "POST the file's contents (with -T's content type)"},
+	{"u", "", "FILE", "PUT the file's contents (with -T's content type)"},
+	{"T", "", "TYPE", "Content-Type of -p's or -u's body"},
+	{"q", "", "", "no \"Completed N requests\" progress lines"},
+	{"r", "", "", "go on after socket errors: accepted, loadgen always does (and counts them)"},
+	{"v", "", "N", "ab's verbosity: accepted and ignored"},
+	{"", "json", "", "print the result as JSON instead of ab's report"},
+	{"V", "version", "", cliflag.VersionHelp},
+	{"h", "", "", helpHelp},
 }
 
 // Defaults of ApacheBench.
@@ -272,7 +325,7 @@ func parseABArgs(args []string) (abArgs, error) {
 		return a, err
 	}
 	nSet := false
-	contentType := ""
+	contentType, bodyMethod := "", ""
 	for _, o := range opts {
 		var err error
 		switch o.name {
@@ -284,27 +337,29 @@ func parseABArgs(args []string) (abArgs, error) {
 		case "k":
 			c.DisableKeepAlive = false
 		case "t":
-			c.Duration, err = parseTime(o.value)
+			c.Duration, err = cliflag.ParseDuration(o.value)
 			c.NoDrain = true
 			if !nSet {
 				c.Requests = abTimelimitRequests
 			}
 		case "s":
-			c.Timeout, err = parseTime(o.value)
+			c.Timeout, err = cliflag.ParseDuration(o.value)
 		case "H":
 			var h loadgen.Header
 			h, err = loadgen.ParseHeader(o.value)
 			c.Headers = append(c.Headers, h)
 		case "m":
 			c.Method = o.value
-		case "i":
-			c.Method = "HEAD"
-		case "p", "u":
-			c.Body, err = os.ReadFile(o.value)
-			if o.name == "p" {
-				c.Method = "POST"
-			} else {
-				c.Method = "PUT"
+		case "i", "p", "u":
+			method := map[string]string{"i": "HEAD", "p": "POST", "u": "PUT"}[o.name]
+			if bodyMethod != "" && bodyMethod != method {
+				return a, cliflag.Usagef("-%s: cannot mix %s with %s (as ab): give one of -i, -p and -u", o.name, method, bodyMethod)
+			}
+			bodyMethod, c.Method = method, method
+			if o.name != "i" {
+				if c.Body, err = os.ReadFile(o.value); err != nil {
+					return a, err // a file not read: a failure, not a usage error
+				}
 			}
 		case "T":
 			contentType = o.value
@@ -314,19 +369,24 @@ func parseABArgs(args []string) (abArgs, error) {
 			a.JSON = true
 		case "h":
 			a.Help = true
+		case "V":
+			a.Version = true
 		}
 		if err != nil {
-			return a, fmt.Errorf("-%s %s: %w", o.name, o.value, err)
+			return a, cliflag.Usagef("-%s %s: %w", o.name, o.value, err)
 		}
+	}
+	if a.Help || a.Version {
+		return a, nil
 	}
 	if contentType != "" {
 		c.Headers = append(c.Headers, loadgen.Header{Name: "Content-Type", Value: contentType})
 	}
 	if c.Requests <= 0 || c.Connections <= 0 {
-		return a, fmt.Errorf("%w: -n and -c must be > 0", errUsage)
+		return a, cliflag.Usagef("-n and -c must be > 0")
 	}
 	if int64(c.Connections) > c.Requests {
-		return a, fmt.Errorf("%w: cannot use concurrency level greater than total number of requests", errUsage)
+		return a, cliflag.Usagef("cannot use concurrency level greater than total number of requests")
 	}
 	c.Threads = min(runtime.GOMAXPROCS(0), c.Connections)
 	switch len(operands) {
@@ -334,10 +394,10 @@ func parseABArgs(args []string) (abArgs, error) {
 	case 1:
 		c.URL = operands[0]
 		if err := loadgen.CheckURL(c.URL); err != nil {
-			return a, err
+			return a, cliflag.Usage(err)
 		}
 	default:
-		return a, fmt.Errorf("%w: one URL expected, got %q", errUsage, operands)
+		return a, cliflag.Usagef("one URL expected, got %q", operands)
 	}
 	a.Config = c
 	return a, nil
@@ -351,13 +411,13 @@ func parseShard(s string, getenv func(string) string) (shard, shards int, err er
 	if !ok {
 		is, ns = getenv("JOB_COMPLETION_INDEX"), s
 		if is == "" {
-			return 0, 0, fmt.Errorf("%w: shard %q: want i/n, or n with JOB_COMPLETION_INDEX set", errUsage, s)
+			return 0, 0, cliflag.Usagef("shard %q: want i/n, or n with JOB_COMPLETION_INDEX set", s)
 		}
 	}
 	i, err1 := strconv.Atoi(strings.TrimSpace(is))
 	n, err2 := strconv.Atoi(strings.TrimSpace(ns))
 	if err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return 0, 0, fmt.Errorf("%w: shard %q (index %q): want i/n with 0 <= i < n, e.g. 0/3", errUsage, s, is)
+		return 0, 0, cliflag.Usagef("shard %q (index %q): want i/n with 0 <= i < n, e.g. 0/3", s, is)
 	}
 	return i, n, nil
 }
@@ -372,7 +432,7 @@ func parseStartAt(s string) (time.Time, error) {
 		sec := int64(v)
 		return time.Unix(sec, int64((v-float64(sec))*1e9)), nil
 	}
-	return time.Time{}, fmt.Errorf("%w: start time %q: want RFC 3339 (2026-12-02T17:30:00Z) or Unix seconds", errUsage, s)
+	return time.Time{}, cliflag.Usagef("start time %q: want RFC 3339 (2026-12-02T17:30:00Z) or Unix seconds", s)
 }
 
 // defaultSweepWarmup is the warm-up of each sweep level when none is
@@ -392,10 +452,21 @@ type sweepArgs struct {
 }
 
 var sweepSpecs = []optSpec{
-	{"c", "connections", true}, {"R", "rate", true}, {"t", "threads", true}, {"d", "duration", true},
-	{"", "warmup", true}, {"H", "header", true}, {"T", "timeout", true}, {"m", "method", true},
-	{"", "body", true}, {"", "pid", true}, {"", "process", true}, {"", "json", false},
-	{"", "plot", true}, {"h", "help", false}, {"", "slack", true},
+	{"c", "connections", "LEVELS", fmt.Sprintf("closed-model levels, increasing connection counts (8,16,32,64); with -R, one connection count (default %d)", loadgen.DefaultConnections)},
+	{"R", "rate", "LEVELS", "open-model levels, increasing requests/s (1k,2k,4k)"},
+	{"t", "threads", "N", fmt.Sprintf("event loops (default %d)", loadgen.DefaultThreads)},
+	{"d", "duration", "T", fmt.Sprintf("length of each level: %s (default %s)", timeHelp, loadgen.DefaultDuration)},
+	{"", "warmup", "T", fmt.Sprintf("warm-up before each level, not recorded (default %s)", defaultSweepWarmup)},
+	{"H", "header", "HEADER", helpHeader},
+	{"m", "method", "METHOD", "request method (default GET)"},
+	{"", "body", "S", "request body"},
+	{"T", "timeout", "T", fmt.Sprintf("request timeout (default %s)", loadgen.DefaultTimeout)},
+	{"", "slack", "T", "with -R levels: how late past a due send an event loop may sleep to batch sends (0: none)"},
+	{"", "pid", "N", "sample the CPU use of this server process at each level"},
+	{"", "process", "NAME", "sample the CPU use of the one process with this name (java), when no --pid"},
+	{"", "json", "", "print the sweep as JSON"},
+	{"", "plot", "FILE.svg", "draw every level's percentiles in FILE.svg, and the throughput in FILE-throughput.svg"},
+	{"h", "help", "", helpHelp},
 }
 
 // parseSweepArgs parses "loadgen sweep" options (without "sweep"): closed
@@ -424,11 +495,11 @@ func parseSweepArgs(args []string) (sweepArgs, error) {
 			n, err = parseMetric(o.value)
 			base.Threads = int(n)
 		case "d":
-			a.Sweep.Duration, err = parseTime(o.value)
+			a.Sweep.Duration, err = cliflag.ParseDuration(o.value)
 		case "warmup":
-			a.Sweep.Warmup, err = parseTime(o.value)
+			a.Sweep.Warmup, err = cliflag.ParseDuration(o.value)
 		case "T":
-			base.Timeout, err = parseTime(o.value)
+			base.Timeout, err = cliflag.ParseDuration(o.value)
 		case "slack":
 			base.Slack, err = parseSlack(o.value)
 		case "H":
@@ -442,7 +513,7 @@ func parseSweepArgs(args []string) (sweepArgs, error) {
 		case "pid":
 			a.Sweep.PID, err = strconv.Atoi(o.value)
 			if err == nil && a.Sweep.PID <= 0 {
-				err = fmt.Errorf("%w: want a process id > 0", errUsage)
+				err = cliflag.Usagef("want a process id > 0")
 			}
 		case "process":
 			a.Process = o.value
@@ -454,13 +525,22 @@ func parseSweepArgs(args []string) (sweepArgs, error) {
 			a.Help = true
 		}
 		if err != nil {
-			return a, fmt.Errorf("-%s %s: %w", o.name, o.value, err)
+			return a, cliflag.Usagef("-%s %s: %w", o.name, o.value, err)
 		}
+	}
+	if a.Help {
+		return a, nil
+	}
+	if a.Sweep.PID != 0 && a.Process != "" {
+		return a, cliflag.Usagef("--pid %d and --process %s: give one server process", a.Sweep.PID, a.Process)
+	}
+	if base.Slack != 0 && len(rates) == 0 {
+		return a, cliflag.Usagef("--slack batches the sends of open-model levels: give -R levels, or leave --slack out")
 	}
 	switch {
 	case len(rates) > 0:
 		if len(conns) > 1 {
-			return a, fmt.Errorf("%w: with rate levels (-R), -c is one connection count", errUsage)
+			return a, cliflag.Usagef("with rate levels (-R), -c is one connection count")
 		}
 		if len(conns) == 1 {
 			base.Connections = int(conns[0])
@@ -472,21 +552,21 @@ func parseSweepArgs(args []string) (sweepArgs, error) {
 		for _, c := range conns {
 			a.Sweep.Connections = append(a.Sweep.Connections, int(c))
 		}
-	case !a.Help:
-		return a, fmt.Errorf("%w: sweep: give levels, -c 8,16,32,64 (connections) or -R 1k,2k,4k (requests/s)", errUsage)
+	default:
+		return a, cliflag.Usagef("sweep: give levels, -c 8,16,32,64 (connections) or -R 1k,2k,4k (requests/s)")
 	}
 	if base.Threads <= 0 || a.Sweep.Duration <= 0 {
-		return a, fmt.Errorf("%w: threads and duration must be > 0", errUsage)
+		return a, cliflag.Usagef("threads and duration must be > 0")
 	}
 	switch len(operands) {
 	case 0:
 	case 1:
 		base.URL = operands[0]
 		if err := loadgen.CheckURL(base.URL); err != nil {
-			return a, err
+			return a, cliflag.Usage(err)
 		}
 	default:
-		return a, fmt.Errorf("%w: one URL expected, got %q", errUsage, operands)
+		return a, cliflag.Usagef("one URL expected, got %q", operands)
 	}
 	a.Sweep.Base = base
 	return a, nil
@@ -500,10 +580,16 @@ type mergeArgs struct {
 	Help  bool
 }
 
+var mergeSpecs = []optSpec{
+	{"o", "output", "FILE", "write the merged interval log to FILE"},
+	{"", "tag", "TAG", fmt.Sprintf("the histograms to total: %s, %s or %s (default %s)", loadgen.TagCorrected, loadgen.TagUncorrected, loadgen.TagLag, loadgen.TagCorrected)},
+	{"h", "help", "", helpHelp},
+}
+
 // parseMergeArgs parses "loadgen merge [-o merged.hlog] [--tag T] a.hlog b.hlog …".
 func parseMergeArgs(args []string) (mergeArgs, error) {
 	a := mergeArgs{Tag: loadgen.TagCorrected}
-	opts, operands, err := getopt(args, []optSpec{{"o", "output", true}, {"", "tag", true}, {"h", "help", false}})
+	opts, operands, err := getopt(args, mergeSpecs)
 	if err != nil {
 		return a, err
 	}
@@ -519,7 +605,7 @@ func parseMergeArgs(args []string) (mergeArgs, error) {
 	}
 	a.Files = operands
 	if len(a.Files) == 0 && !a.Help {
-		return a, fmt.Errorf("%w: merge: give the interval logs to merge", errUsage)
+		return a, cliflag.Usagef("merge: give the interval logs to merge")
 	}
 	return a, nil
 }
@@ -538,11 +624,18 @@ type compareArgs struct {
 	Help bool
 }
 
+var compareSpecs = []optSpec{
+	{"", "cpu", "P,P,...", "each run's server CPU use in percent, one per run, for the ITR (throughput per CPU)"},
+	{"", "json", "", "print the comparison as JSON"},
+	{"", "plot", "FILE.svg", "draw every run's percentiles in FILE.svg, and the throughput in FILE-throughput.svg"},
+	{"h", "help", "", helpHelp},
+}
+
 // parseCompareArgs parses "loadgen compare [--cpu P,…] [--json] [-plot
 // FILE.svg] [NAME=]base.json [NAME=]step1.json …".
 func parseCompareArgs(args []string) (compareArgs, error) {
 	var a compareArgs
-	opts, operands, err := getopt(args, []optSpec{{"", "cpu", true}, {"", "json", false}, {"", "plot", true}, {"h", "help", false}})
+	opts, operands, err := getopt(args, compareSpecs)
 	if err != nil {
 		return a, err
 	}
@@ -552,7 +645,7 @@ func parseCompareArgs(args []string) (compareArgs, error) {
 			for _, f := range strings.Split(o.value, ",") {
 				v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 				if err != nil || v < 0 || v > 100 {
-					return a, fmt.Errorf("%w: --cpu %q: %q: want percentages 0-100, one per run", errUsage, o.value, f)
+					return a, cliflag.Usagef("--cpu %q: %q: want percentages 0-100, one per run", o.value, f)
 				}
 				a.CPU = append(a.CPU, v)
 			}
@@ -571,15 +664,15 @@ func parseCompareArgs(args []string) (compareArgs, error) {
 			name = strings.TrimSuffix(filepath.Base(op), filepath.Ext(op))
 		}
 		if name == "" || path == "" {
-			return a, fmt.Errorf("%w: compare: %q: want [NAME=]FILE", errUsage, op)
+			return a, cliflag.Usagef("compare: %q: want [NAME=]FILE", op)
 		}
 		a.Runs = append(a.Runs, namedFile{Name: name, Path: path})
 	}
 	if len(a.Runs) == 0 && !a.Help {
-		return a, fmt.Errorf("%w: compare: give the runs' --json results, the baseline first", errUsage)
+		return a, cliflag.Usagef("compare: give the runs' --json results, the baseline first")
 	}
 	if a.CPU != nil && len(a.CPU) != len(a.Runs) {
-		return a, fmt.Errorf("%w: --cpu has %d values for %d runs", errUsage, len(a.CPU), len(a.Runs))
+		return a, cliflag.Usagef("--cpu has %d values for %d runs", len(a.CPU), len(a.Runs))
 	}
 	return a, nil
 }
@@ -588,9 +681,37 @@ func parseCompareArgs(args []string) (compareArgs, error) {
 // (loadgen.NoSlack); without --slack the library's rate-aware default
 // applies.
 func parseSlack(s string) (time.Duration, error) {
-	d, err := parseTime(s)
+	d, err := cliflag.ParseDuration(s)
 	if err == nil && d == 0 {
 		d = loadgen.NoSlack
 	}
 	return d, err
+}
+
+// writeOptions writes specs for -h, one option a line: its names, its
+// value's name and what it does, with its default.
+func writeOptions(w io.Writer, specs []optSpec) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, s := range specs {
+		var names []string
+		if s.short != "" {
+			names = append(names, "-"+s.short)
+		}
+		if s.long != "" {
+			names = append(names, "--"+s.long)
+		}
+		name := strings.Join(names, ", ")
+		if s.arg != "" {
+			name += " " + s.arg
+		}
+		fmt.Fprintf(tw, "  %s\t%s\n", name, s.help)
+	}
+	return tw.Flush()
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/internal/cliflag"
+
 	"github.com/nettune/nettune/loadgen"
 )
 
@@ -53,7 +55,7 @@ func TestParseWrkArgs(t *testing.T) {
 
 	for _, bad := range [][]string{{"-x", seedURL}, {"-c"}, {"-c0", seedURL}, {"-c1", "-t2", seedURL}, {"-dforever", seedURL}, {"-R", "lots", seedURL}, {seedURL, seedURL}} {
 		_, err := parseWrkArgs(bad)
-		assert.True(t, errors.Is(err, errUsage), "%q: %v", bad, err)
+		assert.True(t, errors.Is(err, cliflag.ErrUsage), "%q: %v", bad, err)
 	}
 	_, err = parseWrkArgs([]string{"-s", "x.lua", seedURL})
 	assert.ErrorIs(t, err, errLuaScript)
@@ -92,7 +94,7 @@ func TestParseABArgs(t *testing.T) {
 	assert.Contains(t, a.Config.Headers, loadgen.Header{Name: "Content-Type", Value: "application/json"})
 
 	_, err = parseABArgs([]string{"-n", "5", "-c", "10", "http://127.0.0.1/"})
-	assert.ErrorIs(t, err, errUsage)
+	assert.ErrorIs(t, err, cliflag.ErrUsage)
 	_, err = parseABArgs([]string{"-p", "/nonexistent/file", "http://127.0.0.1/"})
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
@@ -145,7 +147,7 @@ func TestParseShard(t *testing.T) {
 	assert.Equal(t, [2]int{2, 4}, [2]int{i, n}, "the index from a Kubernetes Indexed Job")
 	for _, bad := range []string{"3/3", "-1/3", "a/3", "1/0", "1/", "4", ""} {
 		_, _, err := parseShard(bad, env(nil))
-		assert.True(t, errors.Is(err, errUsage), bad)
+		assert.True(t, errors.Is(err, cliflag.ErrUsage), bad)
 	}
 	_, _, err = parseShard("4", env(map[string]string{"JOB_COMPLETION_INDEX": "4"}))
 	assert.ErrorContains(t, err, `index "4"`)
@@ -208,7 +210,7 @@ func TestParseSweepArgs(t *testing.T) {
 		{"-c", "8", "--pid", "0", seedURL}, {"-c", "8", "-d0", seedURL},
 	} {
 		_, err := parseSweepArgs(bad)
-		assert.True(t, errors.Is(err, errUsage), "%q: %v", bad, err)
+		assert.True(t, errors.Is(err, cliflag.ErrUsage), "%q: %v", bad, err)
 	}
 }
 
@@ -222,7 +224,7 @@ func TestParseMergeArgs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "lag", a.Tag)
 	_, err = parseMergeArgs(nil)
-	assert.ErrorIs(t, err, errUsage)
+	assert.ErrorIs(t, err, cliflag.ErrUsage)
 }
 
 func FuzzParseSweepArgs(f *testing.F) {
@@ -261,7 +263,7 @@ func TestParseCompareArgs(t *testing.T) {
 	assert.Equal(t, "c.svg", a.Plot)
 	for _, bad := range [][]string{nil, {"--cpu", "101", "a.json"}, {"=a.json"}, {"--cpu", "1,2", "a.json"}} {
 		_, err := parseCompareArgs(bad)
-		assert.ErrorIs(t, err, errUsage, "%q", bad)
+		assert.ErrorIs(t, err, cliflag.ErrUsage, "%q", bad)
 	}
 }
 

@@ -16,6 +16,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -25,16 +26,23 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/nettune/nettune/internal/cliflag"
 	"github.com/nettune/nettune/loadgen"
 )
 
-const usage = `usage: loadgen [-c N] [-t N] [-d T] [-R rate] [-H "Name: value"] [--timeout T] [-L] [-U] [--warmup T] [--slack T] [--json]
-               [-hlog FILE] [-plot FILE.svg] [-shard i/n] [-start-at RFC3339|unix] [-insecure] [URL]
-       loadgen sweep (-c 8,16,32,64 | -R 1k,2k,4k [-c N]) [-t N] [-d T] [--warmup T] [--pid N | --process NAME] [--json] [-plot FILE.svg] URL
-       loadgen merge [-o merged.hlog] [--tag corrected] a.hlog b.hlog ...
-       loadgen compare [--cpu P,P,...] [--json] [-plot FILE.svg] [NAME=]base.json [NAME=]step.json ...
-       loadgen ab [-k] [-n N] [-c N] [-t secs] [-s secs] [-H "Name: value"] [-i] [-p file -T type] [--json] URL
-Without a URL, loadgen serves Tomcat's HelloWorldExample page on 127.0.0.1 and runs a short demo.`
+// usage is the synopsis -h prints before the options of the mode asked
+// about; examples/loadgen/README.md shows it verbatim (a test checks).
+const usage = `usage: loadgen [-c N] [-t N] [-d T] [-R N] [-H HEADER] [-m METHOD] [--body S] [-T T] [-L] [-U] [--warmup T] [--slack T]
+               [--json] [--hlog FILE] [--plot FILE.svg] [--shard i/n] [--start-at TIME] [--insecure] [URL]
+       loadgen sweep (-c 8,16,32,64 | -R 1k,2k,4k [-c N] [--slack T]) [-t N] [-d T] [--warmup T] [-H HEADER] [-m METHOD] [--body S] [-T T]
+               [--pid N | --process NAME] [--json] [--plot FILE.svg] [URL]
+       loadgen merge [-o merged.hlog] [--tag TAG] a.hlog b.hlog ...
+       loadgen compare [--cpu P,P,...] [--json] [--plot FILE.svg] [NAME=]base.json [NAME=]step.json ...
+       loadgen ab [-k] [-n N] [-c N] [-t T] [-s T] [-H HEADER] [-m METHOD] [-i | -p FILE | -u FILE] [-T TYPE] [-q] [--json] URL
+       loadgen -h | -v | ab -h | ab -V | sweep -h | merge -h | compare -h
+Without a URL, loadgen serves Tomcat's HelloWorldExample page on 127.0.0.1 and runs a short demo.
+A time T is a bare number of seconds (60, as wrk2's -d60) or has a unit (30s, 1m); a count N takes SI suffixes (500k).
+Long options take one dash or two (-hlog FILE, --hlog=FILE). Exit status: 0 done, 1 failed, 2 a bad command line.`
 
 var demoArgs = []string{"-t2", "-c16", "-R2000", "-d3", "--latency"}
 
@@ -43,14 +51,7 @@ func main() {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, unix.SIGTERM)
 	go func() { <-sig; cancel(); <-sig; os.Exit(130) }() // the first signal stops the run, a second exits
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	if errors.Is(err, errUsage) {
-		fmt.Fprintln(os.Stderr, usage)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	cliflag.Exit("loadgen", run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run dispatches to the ab mode or the wrk2 mode.
@@ -75,8 +76,8 @@ func runWrk(ctx context.Context, args []string, stdout io.Writer, stderr *os.Fil
 		args = demoArgs
 	}
 	w, err := parseWrkArgs(args)
-	if err != nil || w.Help {
-		return errors.Join(err, helpErr(w.Help))
+	if err != nil || w.Help || w.Version {
+		return answer(err, stdout, w.Help, w.Version, "wrk2 mode", wrkSpecs)
 	}
 	if w.Config.URL == "" {
 		hello, err := loadgen.StartHelloWorld("127.0.0.1:0")
@@ -142,8 +143,11 @@ func runWrk(ctx context.Context, args []string, stdout io.Writer, stderr *os.Fil
 
 func runAB(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
 	a, err := parseABArgs(args)
-	if err != nil || a.Help || a.Config.URL == "" {
-		return errors.Join(err, helpErr(a.Help || err == nil))
+	if err == nil && !a.Help && !a.Version && a.Config.URL == "" {
+		err = cliflag.Usagef("ab: give the URL to load")
+	}
+	if err != nil || a.Help || a.Version {
+		return answer(err, stdout, a.Help, a.Version, "ab mode", abSpecs)
 	}
 	if !a.JSON {
 		loadgen.WriteABHeader(stdout, a.Config.URL)
@@ -174,7 +178,7 @@ func runAB(ctx context.Context, args []string, stdout io.Writer, stderr *os.File
 func runSweep(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
 	a, err := parseSweepArgs(args)
 	if err != nil || a.Help {
-		return errors.Join(err, helpErr(a.Help))
+		return answer(err, stdout, a.Help, false, "sweep", sweepSpecs)
 	}
 	if a.Sweep.Base.URL == "" {
 		hello, err := loadgen.StartHelloWorld("127.0.0.1:0")
@@ -222,7 +226,7 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 func runMerge(args []string, stdout io.Writer) error {
 	a, err := parseMergeArgs(args)
 	if err != nil || a.Help {
-		return errors.Join(err, helpErr(a.Help))
+		return answer(err, stdout, a.Help, false, "merge", mergeSpecs)
 	}
 	m, err := mergeHlogFiles(a.Out, a.Tag, a.Files...)
 	if err != nil {
@@ -235,7 +239,7 @@ func runMerge(args []string, stdout io.Writer) error {
 func runCompare(args []string, stdout io.Writer, stderr *os.File) error {
 	a, err := parseCompareArgs(args)
 	if err != nil || a.Help {
-		return errors.Join(err, helpErr(a.Help))
+		return answer(err, stdout, a.Help, false, "compare", compareSpecs)
 	}
 	c, series, err := compareFiles(a.Runs, a.CPU)
 	if err != nil {
@@ -282,9 +286,22 @@ func progress(w *os.File) func(loadgen.Snapshot) {
 	}
 }
 
-func helpErr(help bool) error {
-	if help {
-		return errUsage
+// answer ends a mode that will not run: it returns a parse error, or
+// prints -h's synopsis and the mode's options, or -v's version, and
+// returns flag.ErrHelp (exit status 0).
+func answer(err error, w io.Writer, help, version bool, mode string, specs []optSpec) error {
+	switch {
+	case err != nil:
+		return err
+	case version:
+		_, err = io.WriteString(w, cliflag.Version("loadgen"))
+	default:
+		if _, err = fmt.Fprintf(w, "%s\n\n%s options:\n", usage, mode); err == nil {
+			err = writeOptions(w, specs)
+		}
 	}
-	return nil
+	if err != nil {
+		return err
+	}
+	return flag.ErrHelp
 }

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
-	"time"
-)
 
-// errUsage is wrapped by the argument parsers' errors.
-var errUsage = errors.New("usage")
+	"github.com/nettune/nettune/internal/cliflag"
+)
 
 // parseMetric parses a count with wrk's SI suffixes: "1280", "500k",
 // "1M", "2G" (case-insensitive).
@@ -28,21 +25,9 @@ func parseMetric(s string) (int64, error) {
 	}
 	v, err := strconv.ParseInt(num, 10, 64)
 	if err != nil || v < 0 || v > math.MaxInt64/mult {
-		return 0, fmt.Errorf("%w: %q: want a count such as 1280, 500k or 1M", errUsage, s)
+		return 0, cliflag.Usagef("%q: want a count such as 1280, 500k or 1M", s)
 	}
 	return v * mult, nil
-}
-
-// parseTime parses a duration as wrk does, a bare number being seconds:
-// "60", "30s", "1m", "2h"; Go forms such as "1m30s" or "500ms" also work.
-func parseTime(s string) (time.Duration, error) {
-	if v, err := strconv.ParseFloat(s, 64); err == nil && v >= 0 && v*float64(time.Second) < math.MaxInt64 {
-		return time.Duration(v * float64(time.Second)), nil
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return d, nil
-	}
-	return 0, fmt.Errorf("%w: %q: want a duration such as 60 (seconds), 30s, 1m or 2h", errUsage, s)
 }
 
 // parseLevels parses a comma-separated list of load levels with wrk's SI
@@ -55,10 +40,10 @@ func parseLevels(s string) ([]int64, error) {
 			return nil, fmt.Errorf("levels %q: %w", s, err)
 		}
 		if v <= 0 {
-			return nil, fmt.Errorf("%w: levels %q: %d: want levels > 0", errUsage, s, v)
+			return nil, cliflag.Usagef("levels %q: %d: want levels > 0", s, v)
 		}
 		if len(out) > 0 && v <= out[len(out)-1] {
-			return nil, fmt.Errorf("%w: levels %q: want increasing levels", errUsage, s)
+			return nil, cliflag.Usagef("levels %q: want increasing levels", s)
 		}
 		out = append(out, v)
 	}

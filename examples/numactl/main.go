@@ -10,29 +10,50 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
-	"log"
 	"os"
 	"strings"
 
+	"github.com/nettune/nettune/internal/cliflag"
 	"github.com/nettune/nettune/numa"
 )
 
+const synopsis = `usage: numactl [-H] [-lscpu] [-root DIR]          numactl -H's hardware view, lscpu's NUMA lines
+       numactl -dev IFACE [-n N] [-pack] [-online-only] [-H] [-lscpu] [-root DIR]
+Exit status: 0 done, 1 failed, 2 a bad command line.`
+
 func main() {
-	log.SetFlags(0)
-	hw := flag.Bool("H", false, "print the hardware view as numactl -H does")
-	lscpu := flag.Bool("lscpu", false, "print the NUMA lines of lscpu")
-	dev := flag.String("dev", "", "network interface: print its node and the CPUs local to it")
-	n := flag.Int("n", 0, "with -dev: how many CPUs to keep (0: all of the node's CPUs)")
-	smt := flag.Bool("pack", false, "with -dev: fill whole cores (all siblings) before the next core")
-	onlineOnly := flag.Bool("online-only", false, "with -dev: pick only among CPUs online now")
-	root := flag.String("root", "/", "host root holding sys/ and proc/")
-	flag.Parse()
-	if err := run(os.Stdout, *root, *hw, *lscpu, *dev, *n, *smt, *onlineOnly); err != nil {
-		log.Fatal(err)
+	cliflag.Exit("numactl", runArgs(os.Args[1:], os.Stdout))
+}
+
+// runArgs parses the command line, refusing contradictory or pointless
+// flag combinations, then runs it.
+func runArgs(args []string, w io.Writer) error {
+	fs := cliflag.New("numactl", synopsis, w)
+	hw := fs.Bool("H", false, "print the hardware view as numactl -H does (the default without -lscpu or -dev)")
+	lscpu := fs.Bool("lscpu", false, "print the NUMA lines of lscpu")
+	dev := fs.String("dev", "", "network interface: print its node and the CPUs local to it")
+	n := fs.Int("n", 0, "with -dev: how many CPUs to keep (0: all of the node's CPUs)")
+	smt := fs.Bool("pack", false, "with -dev: fill whole cores (all siblings) before the next core")
+	onlineOnly := fs.Bool("online-only", false, "with -dev: pick only among CPUs online now")
+	root := fs.String("root", "/", "host root holding sys/ and proc/")
+	if err := fs.Parse(args); err != nil {
+		return err
 	}
+	if err := fs.NoArgs(); err != nil {
+		return err
+	}
+	given := fs.Given()
+	for _, f := range []string{"n", "pack", "online-only"} {
+		if given[f] && *dev == "" {
+			return cliflag.Usagef("-%s picks CPUs near -dev's interface: give -dev IFACE", f)
+		}
+	}
+	if *n < 0 {
+		return cliflag.Usagef("-n %d: want a CPU count >= 0 (0: all of the node's)", *n)
+	}
+	return run(w, *root, *hw, *lscpu, *dev, *n, *smt, *onlineOnly)
 }
 
 func run(w io.Writer, root string, hw, lscpu bool, dev string, n int, pack, onlineOnly bool) error {

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nettune/nettune/internal/cliflag"
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,6 +40,45 @@ func runMain(t *testing.T, args string) (string, error) {
 	cmd.Env = append(os.Environ(), "NUMACTL_EXAMPLE_ARGS="+args)
 	out, err := cmd.Output()
 	return string(out), err
+}
+
+// cli runs the program's command line in the test process: its stdout
+// and exit status.
+func cli(args ...string) (string, int) {
+	var out bytes.Buffer
+	err := runArgs(args, &out)
+	return out.String(), cliflag.ExitCode(err)
+}
+
+// TestCLI: -h, -version and an unknown flag as every example program
+// answers them (in this process and as the program: exit status 2 and
+// one line); the -dev options without -dev are refused.
+func TestCLI(t *testing.T) {
+	testutil.CheckCLI(t, "numactl", cli, []string{"H", "dev", "lscpu", "n", "online-only", "pack", "root"})
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-n", "8"}, "-n picks CPUs near -dev's interface: give -dev IFACE"},
+		{[]string{"-pack"}, "-pack picks CPUs near -dev's interface"},
+		{[]string{"-online-only", "-H"}, "-online-only picks CPUs near -dev's interface"},
+		{[]string{"-dev", "lo", "-n", "-1"}, "-n -1: want a CPU count >= 0"},
+		{[]string{"-H", "extra"}, `unexpected arguments ["extra"]`},
+	} {
+		var out bytes.Buffer
+		err := runArgs(tt.args, &out)
+		assert.Equal(t, cliflag.ExitUsage, cliflag.ExitCode(err), "%q: %v", tt.args, err)
+		assert.ErrorContains(t, err, tt.want)
+		assert.Empty(t, out.String())
+	}
+	var exit *exec.ExitError
+	_, err := runMain(t, "-n 8")
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, cliflag.ExitUsage, exit.ExitCode())
+	assert.Equal(t, "numactl: -n picks CPUs near -dev's interface: give -dev IFACE (numactl -h lists the flags)\n", string(exit.Stderr))
+	_, err = runMain(t, "-root /nonexistent")
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, cliflag.ExitFailure, exit.ExitCode())
 }
 
 // `numactl -H` of this example and of Debian's numactl on this machine agree

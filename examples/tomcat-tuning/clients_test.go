@@ -101,7 +101,7 @@ func TestIntegrationStudyTwoClients(t *testing.T) {
 	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", n.srv, bin, "-apply",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port), "-url", url,
 		"-load-host", hosts, "-ssh-config", config, "-steps", "cpus,access-log",
-		"-duration", "1s", "-warmup", "0s", "-repeat", "2", "-rate", "300", "-connections", "8", "-journal", journal)
+		"-duration", "1s", "-warmup", "0s", "-repeat", "2", "-latency-rate", "300", "-connections", "8", "-journal", journal)
 	cmd.Env = cleanEnv()
 	outb, err := cmd.CombinedOutput()
 	text := string(outb)

@@ -15,6 +15,16 @@
 //	go run ./examples/tomcat-tuning -apply -cpu-method affinity -keep   # leave the tuned state in place
 //	go run ./examples/tomcat-tuning -revert            # undo what an earlier (killed) run left
 //
+// -h lists every flag with its default, -version the module and VCS
+// commit. The exit status is 0 when done, 1 on failure, 2 for a bad
+// command line, which is refused in one line before anything runs: an
+// unknown flag or a bad value, or flags that contradict each other or
+// would do nothing (-revert with any flag but -journal, -keep or -persist
+// without -apply, -persist-steps without -persist or -export, -ssh-config
+// without -load-host, ...). -capacity-rate is the guide's wrk2 -R, the
+// capacity runs' offered rate; -latency-rate the latency run's, common to
+// every step. A bare duration is seconds (-duration 60, as wrk2's -d60).
+//
 // A load on this host (in the study's own process, or in a network
 // namespace with -load-netns) under -cpu-method hotplug (the default)
 // would run on Tomcat's CPUs: -apply refuses it, naming -load-host (one

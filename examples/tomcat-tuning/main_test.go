@@ -125,7 +125,7 @@ func TestPlanGuideFixture(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	out, err := runProgram(t, ctx, "-root", root, "-journal", filepath.Join(t.TempDir(), "j"))
+	out, err := runProgram(t, ctx, "-root", root)
 	require.NoError(t, err)
 
 	for _, want := range []string{
@@ -185,7 +185,7 @@ func TestPlanWithoutTomcat(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out, err := runProgram(t, ctx, "-catalina-home", t.TempDir(), "-catalina-base", t.TempDir(),
-		"-repeat", "2", "-duration", "1s", "-warmup", "200ms", "-rate", "200", "-connections", "4")
+		"-repeat", "2", "-duration", "1s", "-warmup", "200ms", "-latency-rate", "200", "-connections", "4")
 	require.NoError(t, err)
 	assert.Contains(t, out, "no Tomcat instance")
 	assert.Contains(t, out, "measuring nettune's built-in HelloWorld server")
@@ -209,7 +209,6 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-root", "/tmp", "-apply"}, "cannot be used with -root"},
 		// Issue 25: a local load under hotplug runs on Tomcat's CPUs.
 		{[]string{"-apply"}, "-apply with -cpu-method hotplug and the load in this process: the load generator would run on Tomcat's CPUs"},
-		{[]string{"-remote-load"}, "-remote-load was replaced by -load-host [USER@]HOST[:PORT]"},
 	} {
 		out, err := runProgram(t, ctx, tc.args...)
 		assert.Error(t, err)
@@ -262,13 +261,13 @@ func TestApplyAffinityRevert(t *testing.T) {
 	plot := filepath.Join(t.TempDir(), "steps.svg")
 	jsonOut := filepath.Join(t.TempDir(), "steps.json")
 
-	// The threads step searches maxThreads (-search on): two or three
+	// The threads step searches maxThreads (-search, the default): two or three
 	// candidates more than the rule.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	out, err := runProgram(t, ctx, "-apply", "-cpu-method", "affinity",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
-		"-journal", journal, "-repeat", "2", "-duration", "1500ms", "-warmup", "1s", "-rate", "500", "-connections", "16",
+		"-journal", journal, "-repeat", "2", "-duration", "1500ms", "-warmup", "1s", "-latency-rate", "500", "-connections", "16",
 		"-json", jsonOut, "-plot", plot)
 	require.NoError(t, err)
 
@@ -345,7 +344,7 @@ func TestKeepThenRevertRestartsTomcat(t *testing.T) {
 	out, err := runProgram(t, ctx, "-apply", "-keep", "-cpu-method", "affinity",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-journal", journal, "-steps", "access-log",
-		"-repeat", "2", "-duration", "1s", "-warmup", "3s", "-warmup-interval", "1s", "-rate", "200", "-connections", "8")
+		"-repeat", "2", "-duration", "1s", "-warmup", "3s", "-warmup-interval", "1s", "-latency-rate", "200", "-connections", "8")
 	require.NoError(t, err)
 	assert.Contains(t, out, "changes kept; undo them with -revert")
 	tuned, err := in.PID()
@@ -474,14 +473,14 @@ func startUntil(t *testing.T, ctx context.Context, prefix string, args ...string
 // startAccessLogStep starts an -apply run of the access-log and threads
 // steps against in, CPUs by affinity, and returns once the access-log
 // step is applied and being measured. The threads step applies the
-// guide's rule (-search off): these tests are about the run's lifetime,
+// guide's rule (-search=false): these tests are about the run's lifetime,
 // and a search there cost TestConcurrentApplyRefused a minute.
 func startAccessLogStep(t *testing.T, ctx context.Context, in *tomcatconf.Instance, port int, journal string) (*exec.Cmd, func() (string, error)) {
 	t.Helper()
 	return startUntil(t, ctx, "== measure access-log", "-apply", "-cpu-method", "affinity",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
-		"-journal", journal, "-steps", "access-log,threads", "-search", "off",
-		"-repeat", "2", "-duration", "2s", "-warmup", "3s", "-warmup-interval", "1s", "-rate", "200", "-connections", "8")
+		"-journal", journal, "-steps", "access-log,threads", "-search=false",
+		"-repeat", "2", "-duration", "2s", "-warmup", "3s", "-warmup-interval", "1s", "-latency-rate", "200", "-connections", "8")
 }
 
 // TestInterruptReverts sends SIGINT while a step is measured: the run
@@ -552,7 +551,7 @@ func TestApplyHotplug(t *testing.T) {
 	args := []string{"-apply", "-cpus", "1",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-journal", filepath.Join(t.TempDir(), "j"), "-steps", "cpus",
-		"-repeat", "2", "-duration", "1s", "-warmup", "500ms", "-rate", "300", "-connections", "8"}
+		"-repeat", "2", "-duration", "1s", "-warmup", "500ms", "-latency-rate", "300", "-connections", "8"}
 	out, err := runProgram(t, ctx, args...)
 	require.Error(t, err, "a local load under hotplug is refused")
 	assert.Contains(t, out, "the load generator would run on Tomcat's CPUs")
@@ -672,7 +671,7 @@ func TestConcurrentApplyRefused(t *testing.T) {
 	a, waitA := startAccessLogStep(t, ctx, in, port, journalA)
 	out, err := runProgram(t, ctx, "-apply", "-cpu-method", "affinity", "-catalina-home", in.Home, "-catalina-base", in.Base,
 		"-port", strconv.Itoa(port), "-journal", filepath.Join(t.TempDir(), "b.journal"), "-steps", "access-log,threads",
-		"-duration", "1s", "-warmup", "0s", "-rate", "200", "-connections", "4")
+		"-duration", "1s", "-warmup", "0s", "-latency-rate", "200", "-connections", "4")
 	require.Error(t, err)
 	assert.Contains(t, out, fmt.Sprintf("another study (PID %d) is changing Tomcat at %s", a.Process.Pid, in.Base))
 	assert.NotContains(t, out, "restarted Tomcat")
@@ -759,7 +758,7 @@ func TestApplyPersistRevert(t *testing.T) {
 	journal := filepath.Join(t.TempDir(), "j")
 	out, err := runProgram(t, ctx, "-apply", "-persist", "-persist-steps", "access-log", "-cpu-method", "affinity",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port), "-journal", journal,
-		"-steps", "access-log", "-repeat", "2", "-duration", "1s", "-warmup", "1s", "-rate", "200", "-connections", "4")
+		"-steps", "access-log", "-repeat", "2", "-duration", "1s", "-warmup", "1s", "-latency-rate", "200", "-connections", "4")
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, out, "== keep: access-log ==")
 	assert.Contains(t, out, "made persistent: persist-server-xml (undo them with -revert -journal "+journal+")")
@@ -801,7 +800,7 @@ func TestApplySearchesFromTheRule(t *testing.T) {
 
 	out, err := runProgram(t, ctx, "-apply", "-cpu-method", "affinity", "-cpus", "1", "-catalina-home", in.Home, "-catalina-base", in.Base,
 		"-port", strconv.Itoa(port), "-journal", filepath.Join(t.TempDir(), "j"), "-steps", "threads",
-		"-repeat", "1", "-duration", "500ms", "-warmup", "0s", "-rate", "200", "-connections", "4")
+		"-repeat", "1", "-duration", "500ms", "-warmup", "0s", "-latency-rate", "200", "-connections", "4")
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, out, "already has the guide's Connector attributes: kept as it is and measured, for the search")
 	assert.Contains(t, out, "== threads: try maxThreads=2 (2 × CPUs) ==")

@@ -31,7 +31,7 @@ func TestMeasureFlags(t *testing.T) {
 	}{
 		{[]string{"-repeat", "0"}, "-repeat 0: want 1 or more"},
 		{[]string{"-capacity-rate", "0"}, "-capacity-rate 0: want requests/s > 0"},
-		{[]string{"-rate", "-5"}, "-rate -5: want requests/s > 0, or 0 for 60% of the baseline's capacity"},
+		{[]string{"-latency-rate", "-5"}, "-latency-rate -5: want requests/s > 0, or 0 for 60% of the baseline's capacity"},
 		{[]string{"-duration", "0s"}, "-duration 0s: want > 0"},
 		{[]string{"-warmup-interval", "0s"}, "-warmup-interval 0s: want > 0"},
 	} {

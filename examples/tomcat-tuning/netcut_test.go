@@ -55,7 +55,7 @@ func TestIntegrationLoadHostNetworkCut(t *testing.T) {
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-url", fmt.Sprintf("http://%s:%d%s", n.srvAddr, port, loadgen.HelloWorldPath),
 		"-load-host", cli.loadHost+","+cli2.loadHost, "-ssh-config", twoClientsConfig(t, cli, cli2), "-steps", "nic-queues",
-		"-warmup", "0s", "-duration", "8s", "-repeat", "1", "-rate", "50", "-connections", "2", "-journal", journal)
+		"-warmup", "0s", "-duration", "8s", "-repeat", "1", "-latency-rate", "50", "-connections", "2", "-journal", journal)
 	cmd.Env = cleanEnv()
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out

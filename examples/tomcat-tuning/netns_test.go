@@ -217,7 +217,7 @@ func TestIntegrationStudyNICQueuesNetNS(t *testing.T) {
 	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", n.srv, bin, "-apply",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port), "-url", url,
 		"-load-netns", n.cli, "-load-shares-cpus", "-steps", "cpus,open-files,nic-queues",
-		"-repeat", "2", "-duration", duration.String(), "-warmup", "1s", "-rate", strconv.Itoa(rate), "-connections", "8",
+		"-repeat", "2", "-duration", duration.String(), "-warmup", "1s", "-latency-rate", strconv.Itoa(rate), "-connections", "8",
 		"-journal", journal)
 	cmd.Env = cleanEnv()
 	var out syncBuffer
@@ -260,7 +260,7 @@ poll:
 	assert.True(t, seen[nic.Channels{MaxRX: 8, MaxTX: 8, RX: want, TX: want}],
 		"the study never set %s to rx %d tx %d; seen: %v", n.srvIf, want, want, seen)
 	assert.Regexp(t, `(?m)^nic-queues\s+reverted`, text)
-	// The search over the queue counts (-search on): one queue is among
+	// The search over the queue counts (-search, the default): one queue is among
 	// the candidates, set for real, and one count is kept.
 	assert.Contains(t, text, "nic-queues: queues searched over")
 	assert.True(t, seen[nic.Channels{MaxRX: 8, MaxTX: 8, RX: 1, TX: 1}], "the search never set %s to one queue; seen: %v", n.srvIf, seen)
@@ -363,7 +363,7 @@ func TestIntegrationLoadNetNSStudyKilled(t *testing.T) {
 	// so the load would run its whole minute.
 	cmd := exec.CommandContext(ctx, bin, "-catalina-home", t.TempDir(), "-catalina-base", t.TempDir(),
 		"-url", "http://"+n.srvAddr+":9/", "-load-netns", n.cli, "-warmup", "0s", "-duration", "60s",
-		"-rate", "20", "-connections", "2", "-steps", "nic-queues")
+		"-latency-rate", "20", "-connections", "2", "-steps", "nic-queues")
 	cmd.Env = cleanEnv()
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -62,7 +62,7 @@ func packagedStudy(t *testing.T) (*tomcatconf.Instance, []string) {
 		assert.Equal(t, rootBefore, testutil.RootOwnedFiles(t, packagedDirs...), "no new root-owned files under %v", packagedDirs)
 	})
 	return in, []string{"-apply", "-cpu-method", "affinity", "-journal", filepath.Join(t.TempDir(), "study.journal"),
-		"-steps", "access-log,threads", "-search", "off", "-repeat", "2", "-duration", "2s", "-warmup", "1s", "-rate", "500", "-connections", "16"}
+		"-steps", "access-log,threads", "-search=false", "-repeat", "2", "-duration", "2s", "-warmup", "1s", "-latency-rate", "500", "-connections", "16"}
 }
 
 func jvmsOf(t *testing.T, in *tomcatconf.Instance) []tomcatconf.JVM {
@@ -218,7 +218,7 @@ func testPlanPackaged(t *testing.T) {
 	in, _ := packagedStudy(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	out, err := runProgram(t, ctx, "-steps", "access-log,threads", "-repeat", "2", "-duration", "1s", "-warmup", "500ms", "-rate", "300", "-connections", "8")
+	out, err := runProgram(t, ctx, "-steps", "access-log,threads", "-repeat", "2", "-duration", "1s", "-warmup", "500ms", "-latency-rate", "300", "-connections", "8")
 	require.NoError(t, err)
 	m := regexp.MustCompile(`started the temporary copy (\S+): JVM (\d+) as (\S+)`).FindStringSubmatch(out)
 	require.NotNil(t, m, "the baseline runs on a temporary copy")
@@ -278,7 +278,7 @@ func testKillPlanLeavesNoCopy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd, wait := startUntil(t, ctx, "measuring a temporary copy of", "-steps", "access-log", "-repeat", "2", "-duration", "1s",
-		"-warmup", "20s", "-warmup-interval", "1s", "-rate", "300", "-connections", "8")
+		"-warmup", "20s", "-warmup-interval", "1s", "-latency-rate", "300", "-connections", "8")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	out, _ := wait()
 	m := regexp.MustCompile(`started the temporary copy (\S+): JVM (\d+) as (\S+)`).FindStringSubmatch(out)
@@ -292,7 +292,7 @@ func testKillPlanLeavesNoCopy(t *testing.T) {
 	top := filepath.Dir(m[1])
 	assert.DirExists(t, top, "kill -9 leaves the folder; the next run removes it")
 
-	out, err = runProgram(t, ctx, "-steps", "access-log", "-duration", "500ms", "-warmup", "0s", "-repeat", "1", "-rate", "200", "-connections", "4")
+	out, err = runProgram(t, ctx, "-steps", "access-log", "-duration", "500ms", "-warmup", "0s", "-repeat", "1", "-latency-rate", "200", "-connections", "4")
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, out, "removed "+top+", the temporary copy of a run that did not end")
 	assert.NoDirExists(t, top)

@@ -47,13 +47,13 @@ const (
 
 // persistStudyArgs is a short -apply -persist run of the steps that touch
 // the unit, server.xml and the NIC, keeping all of them, with the guide's
-// rules (-search off): what is persisted is then known beforehand
+// rules (-search=false): what is persisted is then known beforehand
 // (maxThreads = CPUs - 1, queues = CPUs), not what one-run searches in a
 // shared container happened to pick.
 func persistStudyArgs(ifname string) []string {
 	steps := "cpus,open-files,access-log,threads,nic-queues"
-	return []string{"-apply", "-persist", "-persist-steps", steps, "-steps", steps, "-iface", ifname, "-search", "off",
-		"-cpu-method", "affinity", "-repeat", "1", "-duration", "1s", "-warmup", "0s", "-rate", "200",
+	return []string{"-apply", "-persist", "-persist-steps", steps, "-steps", steps, "-iface", ifname, "-search=false",
+		"-cpu-method", "affinity", "-repeat", "1", "-duration", "1s", "-warmup", "0s", "-latency-rate", "200",
 		"-connections", "8", "-journal", persistJournal, "-export", persistExport}
 }
 

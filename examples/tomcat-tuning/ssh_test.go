@@ -199,8 +199,8 @@ func TestIntegrationStudyLoadHostSSH(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", n.srv, bin, "-apply",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port), "-url", url,
-		"-load-host", cli.loadHost, "-ssh-config", cli.config, "-steps", "cpus,nic-queues", "-search", "off",
-		"-duration", "1500ms", "-warmup", "1s", "-repeat", "2", "-rate", "300", "-connections", "8",
+		"-load-host", cli.loadHost, "-ssh-config", cli.config, "-steps", "cpus,nic-queues", "-search=false",
+		"-duration", "1500ms", "-warmup", "1s", "-repeat", "2", "-latency-rate", "300", "-connections", "8",
 		"-journal", journal, "-json", jsonFile)
 	cmd.Env = cleanEnv()
 	var out syncBuffer
@@ -366,7 +366,7 @@ func TestIntegrationLoadHostKillThenRevert(t *testing.T) {
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-url", fmt.Sprintf("http://%s:%d%s", n.srvAddr, port, loadgen.HelloWorldPath),
 		"-load-host", cli.loadHost, "-ssh-config", cli.config, "-steps", "nic-queues",
-		"-warmup", "0s", "-duration", "60s", "-rate", "50", "-connections", "2", "-journal", journal)
+		"-warmup", "0s", "-duration", "60s", "-latency-rate", "50", "-connections", "2", "-journal", journal)
 	cmd.Env = cleanEnv()
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -432,7 +432,7 @@ func TestIntegrationLoadHostWorkerKilled(t *testing.T) {
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-url", fmt.Sprintf("http://%s:%d%s", n.srvAddr, port, loadgen.HelloWorldPath),
 		"-load-host", cli.loadHost, "-ssh-config", cli.config, "-steps", "nic-queues",
-		"-warmup", "0s", "-duration", "60s", "-rate", "50", "-connections", "2", "-journal", journal)
+		"-warmup", "0s", "-duration", "60s", "-latency-rate", "50", "-connections", "2", "-journal", journal)
 	cmd.Env = cleanEnv()
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -37,7 +37,7 @@ const (
 
 // unitStudyArgs is a short -apply run of the steps that touch the unit.
 var unitStudyArgs = []string{"-apply", "-cpu-method", "affinity", "-steps", "cpus,open-files,access-log",
-	"-repeat", "1", "-duration", "1s", "-warmup", "0s", "-rate", "200", "-connections", "8", "-journal", unitJournal}
+	"-repeat", "1", "-duration", "1s", "-warmup", "0s", "-latency-rate", "200", "-connections", "8", "-journal", unitJournal}
 
 // containerStudy builds the study as a static binary and boots a fresh
 // container with it in /usr/local/bin, tomcat10.service active.

@@ -5,54 +5,110 @@
 // prints the unified diff, and writes it with -apply. With -census it
 // counts the running JVM's threads and recommends maxThreads.
 //
-//	tomcatconf -port 8080 -set maxThreads=7,minSpareThreads=7,maxKeepAliveRequests=500000,maxConnections=100000 -access-log off
+//	tomcatconf -port 8080 -set maxThreads=7,minSpareThreads=7,maxKeepAliveRequests=500000,maxConnections=100000 -access-log=false
 //	tomcatconf ... -apply
-//	tomcatconf -census 5s
+//	tomcatconf -census 5
 package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"log"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
 	"time"
 
+	"github.com/nettune/nettune/internal/cliflag"
 	"github.com/nettune/nettune/internal/cpuset"
 	"github.com/nettune/nettune/tomcatconf"
 )
 
+const synopsis = `usage: tomcatconf [-file server.xml]            show the Connectors, Executors and Valves
+       tomcatconf [-file server.xml] [-set name=value,... [-port P] [-service S] [-to-executor] [-overwrite-placeholders]]
+                  [-access-log=false [-access-log-mode comment|remove|enabled-false] | -access-log] [-apply]
+       tomcatconf -census T                         the running JVM's threads, and a maxThreads
+Edits print the diff and are written with -apply. A time T is a bare number of seconds or has a unit (10s, 1m).
+Exit status: 0 done, 1 failed, 2 a bad command line.`
+
 func main() {
-	file := flag.String("file", "", "server.xml to edit (default: the found instance's conf/server.xml)")
-	port := flag.String("port", "", "pick the Connector with this port (needed when there are several)")
-	service := flag.String("service", "", "pick the Connector in this Service")
-	set := flag.String("set", "", "Connector attributes to set: name=value,name=value")
-	accessLog := flag.String("access-log", "", "off or on")
-	mode := flag.String("access-log-mode", "comment", "how -access-log off disables: comment, remove or enabled-false")
-	toExecutor := flag.Bool("to-executor", false, "send thread attributes to the Connector's Executor")
-	overwrite := flag.Bool("overwrite-placeholders", false, "replace ${property} values")
-	apply := flag.Bool("apply", false, "write the file (default: print the diff only)")
-	census := flag.Duration("census", 0, "take a thread census of the running instance over this interval")
-	flag.Parse()
-	log.SetFlags(0)
-	if err := run(*file, *port, *service, *set, *accessLog, *mode, *toExecutor, *overwrite, *apply, *census); err != nil {
-		log.Fatal(err)
-	}
+	cliflag.Exit("tomcatconf", runArgs(os.Args[1:], os.Stdout))
 }
 
-func run(file, port, service, set, accessLog, mode string, toExecutor, overwrite, apply bool, census time.Duration) error {
-	in, findErr := tomcatconf.FindInstance("")
-	if census > 0 {
-		if findErr != nil {
-			return findErr
-		}
-		return takeCensus(in, census)
+// edit is what the command line asks of server.xml.
+type edit struct {
+	file, port, service   string
+	set                   []tomcatconf.Attr // -set's, in order
+	accessLog             *bool             // nil: leave it; false: disable it (in mode); true: enable it
+	mode                  tomcatconf.AccessLogMode
+	toExecutor, overwrite bool
+	apply                 bool
+}
+
+// runArgs parses the command line, refusing contradictory or pointless
+// flag combinations, then runs it.
+func runArgs(args []string, w io.Writer) error {
+	fs := cliflag.New("tomcatconf", synopsis, w)
+	var e edit
+	fs.StringVar(&e.file, "file", "", "server.xml to edit (default: the found instance's conf/server.xml)")
+	fs.StringVar(&e.port, "port", "", "with -set: pick the Connector with this port (needed when there are several)")
+	fs.StringVar(&e.service, "service", "", "with -set: pick the Connector in this Service")
+	set := fs.String("set", "", "Connector attributes to set: name=value,name=value")
+	accessLog := fs.Bool("access-log", false, "-access-log=false disables the AccessLogValve, -access-log enables it (default: left as it is)")
+	mode := fs.String("access-log-mode", "comment", "how -access-log=false disables: comment, remove or enabled-false")
+	fs.BoolVar(&e.toExecutor, "to-executor", false, "with -set: send thread attributes to the Connector's Executor")
+	fs.BoolVar(&e.overwrite, "overwrite-placeholders", false, "with -set: replace ${property} values")
+	fs.BoolVar(&e.apply, "apply", false, "write the file (default: print the diff only)")
+	var census time.Duration
+	cliflag.DurationVar(fs, &census, "census", 0, "take a thread census of the running instance over this `interval` (10 is 10s), and change nothing")
+	if err := fs.Parse(args); err != nil {
+		return err
 	}
+	if err := fs.NoArgs(); err != nil {
+		return err
+	}
+	given := fs.Given()
+	if given["census"] {
+		if census <= 0 {
+			return cliflag.Usagef("-census %s: want an interval > 0, such as 10s", census)
+		}
+		if other := given.Other("census"); other != "" {
+			return cliflag.Usagef("-census takes a census of the running instance and changes nothing: drop -%s", other)
+		}
+		return takeCensus(w, census)
+	}
+	for _, f := range []string{"port", "service", "to-executor", "overwrite-placeholders"} {
+		if given[f] && !given["set"] {
+			return cliflag.Usagef("-%s goes with -set: give the attributes to set", f)
+		}
+	}
+	switch {
+	case given["access-log-mode"] && (!given["access-log"] || *accessLog):
+		return cliflag.Usagef("-access-log-mode says how -access-log=false disables the access log: give -access-log=false")
+	case given["apply"] && !given["set"] && !given["access-log"]:
+		return cliflag.Usagef("-apply writes the edits of -set and -access-log: give one of them")
+	}
+	if given["access-log"] {
+		e.accessLog = accessLog
+	}
+	if err := e.mode.UnmarshalText([]byte(*mode)); err != nil {
+		return cliflag.Usagef("-access-log-mode: %w", err)
+	}
+	if given["set"] {
+		var err error
+		if e.set, err = parseAttrs(*set); err != nil {
+			return cliflag.Usage(err)
+		}
+	}
+	return run(w, e)
+}
+
+func run(w io.Writer, e edit) error {
+	file := e.file
 	if file == "" {
-		if findErr != nil {
-			return findErr
+		in, err := tomcatconf.FindInstance("")
+		if err != nil {
+			return err
 		}
 		file = in.ServerXML()
 	}
@@ -60,57 +116,51 @@ func run(file, port, service, set, accessLog, mode string, toExecutor, overwrite
 	if err != nil {
 		return err
 	}
-	fmt.Printf("# %s\n", c.Path())
+	fmt.Fprintf(w, "# %s\n", c.Path())
 	for _, cn := range c.Connectors() {
-		fmt.Printf("connector %-20s service=%s line=%d executor=%q\n", cn.Name(), cn.Service, cn.Line, cn.Executor)
+		fmt.Fprintf(w, "connector %-20s service=%s line=%d executor=%q\n", cn.Name(), cn.Service, cn.Line, cn.Executor)
 	}
-	for _, e := range c.Executors() {
-		fmt.Printf("executor  %-20s service=%s line=%d used-by=%v\n", e.Name, e.Service, e.Line, e.UsedBy)
+	for _, ex := range c.Executors() {
+		fmt.Fprintf(w, "executor  %-20s service=%s line=%d used-by=%v\n", ex.Name, ex.Service, ex.Line, ex.UsedBy)
 	}
 	for _, v := range c.Valves("") {
-		fmt.Printf("valve     %s host=%s line=%d\n", v.ClassName, v.Host, v.Line)
+		fmt.Fprintf(w, "valve     %s host=%s line=%d\n", v.ClassName, v.Host, v.Line)
 	}
-	if set != "" {
-		attrs, err := parseAttrs(set)
-		if err != nil {
-			return err
-		}
-		q := tomcatconf.ConnectorQuery{Port: port, Service: service}
-		opts := &tomcatconf.SetOptions{ToExecutor: toExecutor, OverwritePlaceholders: overwrite}
-		if _, err := c.SetConnector(q, attrs, opts); err != nil {
+	if e.set != nil {
+		q := tomcatconf.ConnectorQuery{Port: e.port, Service: e.service}
+		opts := &tomcatconf.SetOptions{ToExecutor: e.toExecutor, OverwritePlaceholders: e.overwrite}
+		if _, err := c.SetConnector(q, e.set, opts); err != nil {
 			return err
 		}
 	}
-	switch accessLog {
-	case "":
-	case "off":
-		var m tomcatconf.AccessLogMode
-		if err := m.UnmarshalText([]byte(mode)); err != nil {
-			return err
-		}
-		if _, err := c.DisableAccessLog(m); err != nil {
-			return err
-		}
-	case "on":
-		if _, err := c.EnableAccessLog(); err != nil {
+	switch {
+	case e.accessLog == nil:
+	case !*e.accessLog:
+		if _, err := c.DisableAccessLog(e.mode); err != nil {
 			return err
 		}
 	default:
-		return fmt.Errorf("-access-log %q: want off or on", accessLog)
+		if _, err := c.EnableAccessLog(); err != nil {
+			return err
+		}
 	}
-	fmt.Print(c.Diff())
-	if !apply || !c.Changed() {
+	fmt.Fprint(w, c.Diff())
+	if !e.apply || !c.Changed() {
 		return nil
 	}
 	res, err := c.Save(nil)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("# wrote %s (backup %q); restart Tomcat to apply\n", res.Path, res.Backup)
+	fmt.Fprintf(w, "# wrote %s (backup %q); restart Tomcat to apply\n", res.Path, res.Backup)
 	return nil
 }
 
-func takeCensus(in *tomcatconf.Instance, interval time.Duration) error {
+func takeCensus(w io.Writer, interval time.Duration) error {
+	in, err := tomcatconf.FindInstance("")
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	pid, err := in.PID()
@@ -125,11 +175,11 @@ func takeCensus(in *tomcatconf.Instance, interval time.Duration) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("JVM %d, %d threads over %s, CPUs %s\n", pid, len(c.Threads), c.Interval.Round(time.Millisecond), cpuset.Of(c.CPUs...))
+	fmt.Fprintf(w, "JVM %d, %d threads over %s, CPUs %s\n", pid, len(c.Threads), c.Interval.Round(time.Millisecond), cpuset.Of(c.CPUs...))
 	for _, p := range c.Pools {
-		fmt.Printf("%-24s %-9s threads=%-3d cpu=%-8s load=%.2f\n", p.Pool, p.Kind, p.Threads, p.CPU, p.Load)
+		fmt.Fprintf(w, "%-24s %-9s threads=%-3d cpu=%-8s load=%.2f\n", p.Pool, p.Kind, p.Threads, p.CPU, p.Load)
 	}
-	fmt.Println(c.Recommend(0).Reason)
+	fmt.Fprintln(w, c.Recommend(0).Reason)
 	return nil
 }
 

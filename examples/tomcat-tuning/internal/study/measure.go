@@ -126,7 +126,7 @@ func (r *run) noteBound(step, which string, res *loadgen.Result) {
 	}
 }
 
-// commonRate is the rate of every step's latency run: -rate, or the one
+// commonRate is the rate of every step's latency run: -latency-rate, or the one
 // the baseline's run used; 0 before the baseline is measured (a share of
 // its capacity).
 func (r *run) commonRate() float64 {
@@ -151,7 +151,7 @@ func Legend(o Options, c loadgen.StepComparison) string {
 	if len(c.Rows) > 0 {
 		rate = c.Rows[0].Latency.Load
 	}
-	from := "-rate"
+	from := "-latency-rate"
 	if o.Rate == 0 {
 		from = fmt.Sprintf("%.0f%% of the baseline's capacity", 100*DefaultLatencyShare)
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nettune/nettune/internal/cliflag"
 	"github.com/nettune/nettune/internal/statedir"
 	"github.com/nettune/nettune/loadgen"
 	"golang.org/x/sys/unix"
@@ -128,8 +129,49 @@ func DefaultJournal() string { return filepath.Join(statedir.Dir(), "tomcat-tuni
 func (o Options) Live() bool { return o.Root == "/" }
 
 // Check checks every option, before anything is read or changed; the
-// error names the flag, the value and the expected form.
+// error names the flag, the value and the expected form. A value or a
+// combination wrong in itself is a usage error (errors.Is(err,
+// cliflag.ErrUsage)); one the host refuses (a folder that cannot be
+// written, a missing interface or command) is not.
 func (o Options) Check() error {
+	if err := o.checkValues(); err != nil {
+		return cliflag.Usage(err)
+	}
+	if o.Export != "" {
+		if fi, err := os.Stat(o.Export); err == nil && !fi.IsDir() {
+			return fmt.Errorf("-export %s: a file, want a folder to write into", o.Export)
+		}
+		if err := checkOutput("-export", filepath.Join(o.Export, "README.md")); err != nil {
+			if _, serr := os.Stat(o.Export); serr == nil {
+				return err
+			}
+			if err := checkOutput("-export", o.Export); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range []struct{ flag, path string }{{"-json", o.JSONFile}, {"-plot", o.PlotFile}} {
+		if err := checkOutput(f.flag, f.path); err != nil {
+			return err
+		}
+	}
+	if o.Iface != "" && o.Live() {
+		if _, err := net.InterfaceByName(o.Iface); err != nil {
+			return fmt.Errorf("-iface %q: %w (want an interface of this network namespace, as `ip link` lists them)", o.Iface, err)
+		}
+	}
+	if err := o.checkLoadHostEnv(); err != nil {
+		return err
+	}
+	if err := o.checkLoadNetNSEnv(); err != nil {
+		return err
+	}
+	return o.checkLocalLoad()
+}
+
+// checkValues checks what the options say, alone and together, without
+// looking at the host.
+func (o Options) checkValues() error {
 	switch {
 	case o.CPUMethod != MethodHotplug && o.CPUMethod != MethodAffinity:
 		return fmt.Errorf("-cpu-method %q: want %s or %s", o.CPUMethod, MethodHotplug, MethodAffinity)
@@ -142,7 +184,7 @@ func (o Options) Check() error {
 	case o.Repeat < 1:
 		return fmt.Errorf("-repeat %d: want 1 or more capacity runs per step", o.Repeat)
 	case o.Rate < 0 || math.IsInf(o.Rate, 0) || math.IsNaN(o.Rate):
-		return fmt.Errorf("-rate %g: want requests/s > 0, or 0 for %.0f%% of the baseline's capacity", o.Rate, 100*DefaultLatencyShare)
+		return fmt.Errorf("-latency-rate %g: want requests/s > 0, or 0 for %.0f%% of the baseline's capacity", o.Rate, 100*DefaultLatencyShare)
 	case !(o.Alpha > 0 && o.Alpha < 1):
 		return fmt.Errorf("-alpha %g: want a significance level between 0 and 1, such as 0.05", o.Alpha)
 	case o.Connections < 1:
@@ -168,36 +210,10 @@ func (o Options) Check() error {
 			return fmt.Errorf("-url: %w", err)
 		}
 	}
-	if o.Export != "" {
-		if fi, err := os.Stat(o.Export); err == nil && !fi.IsDir() {
-			return fmt.Errorf("-export %s: a file, want a folder to write into", o.Export)
-		}
-		if err := checkOutput("-export", filepath.Join(o.Export, "README.md")); err != nil {
-			if _, serr := os.Stat(o.Export); serr == nil {
-				return err
-			}
-			if err := checkOutput("-export", o.Export); err != nil {
-				return err
-			}
-		}
-	}
-	for _, f := range []struct{ flag, path string }{{"-json", o.JSONFile}, {"-plot", o.PlotFile}} {
-		if err := checkOutput(f.flag, f.path); err != nil {
-			return err
-		}
-	}
-	if o.Iface != "" && o.Live() {
-		if _, err := net.InterfaceByName(o.Iface); err != nil {
-			return fmt.Errorf("-iface %q: %w (want an interface of this network namespace, as `ip link` lists them)", o.Iface, err)
-		}
-	}
-	if err := o.checkLoadHost(); err != nil {
+	if err := o.checkLoadHostValues(); err != nil {
 		return err
 	}
-	if err := o.checkLoadNetNS(); err != nil {
-		return err
-	}
-	return o.checkLocalLoad()
+	return o.checkLoadNetNSName()
 }
 
 // ErrLoadSharesCPUs is the cause of a refused -apply whose load would run
@@ -285,10 +301,10 @@ func checkOutput(flag, path string) error {
 	return nil
 }
 
-// checkLoadHost checks -load-host and the flags that go with it: one or
-// several clients (comma-separated), reached by ssh, loading a URL they
-// can reach (not loopback).
-func (o Options) checkLoadHost() error {
+// checkLoadHostValues checks -load-host and the flags that go with it:
+// one or several clients (comma-separated), loading a URL they can reach
+// (not loopback).
+func (o Options) checkLoadHostValues() error {
 	if o.LoadHost == "" {
 		switch {
 		case o.SSHConfig != "":
@@ -318,6 +334,15 @@ func (o Options) checkLoadHost() error {
 		if ip := net.ParseIP(u.Hostname()); (ip != nil && ip.IsLoopback()) || u.Hostname() == "localhost" {
 			return fmt.Errorf("-url %q is a loopback address: the client %s would load itself; give an address of this host it reaches", o.URL, o.LoadHost)
 		}
+	}
+	return nil
+}
+
+// checkLoadHostEnv checks what -load-host needs of this host: ssh, and
+// the files -ssh-config and -load-worker name.
+func (o Options) checkLoadHostEnv() error {
+	if o.LoadHost == "" {
+		return nil
 	}
 	if _, err := exec.LookPath("ssh"); err != nil {
 		return fmt.Errorf("-load-host %q runs the load through ssh: %w (install openssh-client)", o.LoadHost, err)
@@ -364,14 +389,20 @@ func checkTarget(h Host) error {
 		h.NIC.URL, port, h.Tomcat.Instance.ServerXML(), strings.Join(ports, ", "))
 }
 
-// checkLoadNetNS checks -load-netns: a name `ip netns` knows.
-func (o Options) checkLoadNetNS() error {
+// checkLoadNetNSName checks -load-netns is a namespace's name.
+func (o Options) checkLoadNetNSName() error {
+	if name := o.LoadNetNS; name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return fmt.Errorf("-load-netns %q: want the name of a namespace in %s (as `ip netns list` shows it)", name, netnsDir)
+	}
+	return nil
+}
+
+// checkLoadNetNSEnv checks -load-netns names a namespace `ip netns`
+// knows.
+func (o Options) checkLoadNetNSEnv() error {
 	name := o.LoadNetNS
 	if name == "" {
 		return nil
-	}
-	if name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
-		return fmt.Errorf("-load-netns %q: want the name of a namespace in %s (as `ip netns list` shows it)", name, netnsDir)
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
 		return fmt.Errorf("-load-netns %q runs the load through `ip netns exec`: %w (install iproute2)", name, err)

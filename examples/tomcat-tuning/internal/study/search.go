@@ -126,7 +126,7 @@ func (s *Search) Plan() string {
 			parts = append(parts, fmt.Sprintf("%d (%s)", c.Value, c.Why))
 		}
 	}
-	return fmt.Sprintf("search: %s=%d (%s) first, then measured against %s; the best is kept (-search off: the rule alone)",
+	return fmt.Sprintf("search: %s=%d (%s) first, then measured against %s; the best is kept (-search=false: the rule alone)",
 		s.Setting, s.Candidates[s.Rule].Value, s.Candidates[s.Rule].Why, strings.Join(parts, ", "))
 }
 

@@ -161,7 +161,7 @@ func TestThreadsSearchOnDebianServerXML(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(orig), string(got))
 
-	// -search off: the rule alone, no search.
+	// -search=false: the rule alone, no search.
 	p.o.Search, p.f = SearchOff, &Findings{}
 	ch, err = p.threads(ctx)
 	require.NoError(t, err)
@@ -173,7 +173,7 @@ func TestThreadsSearchOnDebianServerXML(t *testing.T) {
 // Connector attributes (a second study, after -persist kept the rule) is
 // still searched: the step is applied as it is (the same bytes, with an
 // undo), measured, and the other candidates tried against it; the rule
-// is the pool before the step, measured once. With -search off there is
+// is the pool before the step, measured once. With -search=false there is
 // nothing to do.
 func TestThreadsSearchFromTheRule(t *testing.T) {
 	ctx := context.Background()
@@ -210,5 +210,5 @@ func TestThreadsSearchFromTheRule(t *testing.T) {
 
 	ch, err = planner(SearchOff).threads(ctx)
 	require.NoError(t, err)
-	assert.Nil(t, ch.Apply, "-search off: nothing to do")
+	assert.Nil(t, ch.Apply, "-search=false: nothing to do")
 }

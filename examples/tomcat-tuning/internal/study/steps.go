@@ -241,7 +241,7 @@ func (p *planner) accessLog(context.Context) (*tuning.Change, error) {
 }
 
 // threads sets the guide's maxThreads = CPUs - 1 with its keep-alive
-// limits. With -search on (the default) that is the first candidate: the
+// limits. With -search (the default) that is the first candidate: the
 // run then measures the census's recommendation, 2× and 4× the CPUs and
 // the pool before the step in its place, and keeps the best (Search).
 func (p *planner) threads(context.Context) (*tuning.Change, error) {

@@ -1,0 +1,146 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
+	"github.com/nettune/nettune/internal/testutil"
+)
+
+// runCLI runs the built program and returns its stdout, stderr and exit
+// status.
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, program(t), args...)
+	cmd.Env = cleanEnv()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return out.String(), errOut.String(), exit.ExitCode()
+	}
+	require.NoError(t, err)
+	return out.String(), errOut.String(), 0
+}
+
+// TestHelpAndVersion: -h lists every flag with a description (and the
+// default of those that have one), exit 0; -version names the module; an
+// unknown flag exits 2.
+func TestHelpAndVersion(t *testing.T) {
+	testutil.CheckCLI(t, "tomcat-tuning", func(args ...string) (string, int) {
+		out, _, code := runCLI(t, args...)
+		return out, code
+	}, []string{
+		"alpha", "apply", "capacity-rate", "catalina-base", "catalina-home", "connections", "cpu-method", "cpus",
+		"duration", "export", "grub", "iface", "journal", "json", "keep", "latency-rate", "load-host", "load-netns",
+		"load-shares-cpus", "load-worker", "persist", "persist-steps", "plot", "port", "repeat", "revert", "root",
+		"search", "ssh-config", "steps", "url", "warmup", "warmup-interval",
+	})
+	out, _, _ := runCLI(t, "-h")
+	assert.True(t, strings.HasPrefix(out, synopsis+"\n"), out)
+	for _, want := range []string{"(default 500000)", "(default 6)", "(default 5s)", "(default 30s)", "(default 2s)", "(default true)",
+		`(default "hotplug")`, "the guide's wrk2 -R", "not the guide's wrk2 -R, which is -capacity-rate"} {
+		assert.Contains(t, out, want)
+	}
+}
+
+// TestRefusedCommandLines: each refused command line exits 2 with one
+// line, before anything runs: no journal is written.
+func TestRefusedCommandLines(t *testing.T) {
+	dir := t.TempDir()
+	journal := filepath.Join(dir, "j")
+	file := filepath.Join(dir, "f")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"revert and apply", []string{"-revert", "-apply"}, "-revert restores what the journal of an earlier run records and takes only -journal: drop -apply"},
+		{"revert and persist", []string{"-revert", "-persist"}, "drop -persist"},
+		{"revert and steps", []string{"-revert", "-steps", "threads"}, "drop -steps"},
+		{"revert and a measure flag", []string{"-revert", "-duration", "10"}, "drop -duration"},
+		{"revert and search", []string{"-revert", "-search=false"}, "drop -search"},
+		{"keep without apply", []string{"-keep"}, "-keep leaves -apply's changes in place: give -apply too"},
+		{"persist without apply", []string{"-persist"}, "-persist keeps what -apply measured: give -apply too"},
+		{"persist and keep", []string{"-apply", "-persist", "-keep"}, "-keep leaves this run's runtime state: give one of them"},
+		{"persist-steps alone", []string{"-persist-steps", "threads"}, "-persist-steps chooses the steps -persist or -export keeps"},
+		{"load-shares-cpus without apply", []string{"-load-shares-cpus"}, "-load-shares-cpus lets -apply measure"},
+		{"ssh-config without load-host", []string{"-apply", "-ssh-config", file}, "without -load-host: give the client to load from"},
+		{"load-worker without load-host", []string{"-apply", "-load-worker", file}, "without -load-host: give the client to load from"},
+		{"json without apply", []string{"-json", file}, "-json writes the step table of -apply"},
+		{"plot without apply", []string{"-plot", file}, "-plot draws the step table of -apply"},
+		{"apply on a fixture root", []string{"-apply", "-root", dir}, "cannot be used with -root"},
+		{"load-host and load-netns", []string{"-apply", "-load-host", "h", "-load-netns", "n", "-url", "http://10.0.0.1:8080/"}, "give one place for the load"},
+		{"warmup-interval without warm-up", []string{"-warmup", "0", "-warmup-interval", "1"}, "-warmup-interval sets the length of the warm-up runs, and -warmup is 0"},
+		{"measuring on a fixture root", []string{"-root", dir, "-repeat", "2"}, "-repeat: nothing is measured on a fixture -root"},
+		{"measuring with -export alone", []string{"-export", dir, "-latency-rate", "100"}, "-latency-rate: -export without -apply writes the guide's plan and measures nothing"},
+		{"searching with -export alone", []string{"-export", dir, "-search=false"}, "-search: -export without -apply"},
+		{"retired -remote-load", []string{"-remote-load"}, "flag provided but not defined: -remote-load"},
+		{"renamed -rate", []string{"-rate", "100"}, "flag provided but not defined: -rate"},
+		{"-search off, a string no more", []string{"-apply", "-search", "off"}, `unexpected arguments ["off"`},
+		{"bad duration", []string{"-duration", "soon"}, `invalid value "soon" for flag -duration`},
+		{"bad value", []string{"-apply", "-cpus", "0"}, "-cpus 0: want 1 or more"},
+		{"unknown step", []string{"-apply", "-steps", "nope"}, `-steps: unknown step "nope"`},
+		{"bad -persist-steps", []string{"-apply", "-persist", "-persist-steps", "nope"}, `-persist-steps: -steps: unknown step "nope"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := tt.args
+			if !strings.Contains(tt.name, "revert") && hasArg(args, "-apply") {
+				args = append(args, "-journal", journal)
+			}
+			stdout, stderr, code := runCLI(t, args...)
+			assert.Equal(t, 2, code, "%s%s", stdout, stderr)
+			assert.Empty(t, stdout, "nothing ran")
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+			assert.Contains(t, stderr, tt.want)
+			assert.NoFileExists(t, journal)
+		})
+	}
+	stdout, stderr, code := runCLI(t, "-journal", journal)
+	assert.Equal(t, 2, code, "%s%s", stdout, stderr)
+	assert.Contains(t, stderr, "-journal names the journal of -apply and -revert")
+	assert.NoFileExists(t, journal)
+}
+
+func hasArg(args []string, s string) bool {
+	for _, a := range args {
+		if a == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestParseArgs: a bare duration is seconds (wrk2's -d60), -search is a
+// boolean, and the two rates go where their names say.
+func TestParseArgs(t *testing.T) {
+	c, err := parseArgs([]string{"-duration", "60", "-warmup", "1m", "-warmup-interval", "2.5", "-search=false",
+		"-latency-rate", "1000", "-capacity-rate", "500000"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, time.Minute, c.o.Duration)
+	assert.Equal(t, time.Minute, c.o.WarmUp)
+	assert.Equal(t, 2500*time.Millisecond, c.o.WarmUpStep)
+	assert.Equal(t, study.SearchOff, c.o.Search)
+	assert.Equal(t, 1000.0, c.o.Rate)
+	assert.Equal(t, 500000.0, c.o.CapacityRate)
+	c, err = parseArgs(nil, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, study.DefaultOptions(), c.o, "no flag: every default")
+}
