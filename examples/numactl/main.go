@@ -30,12 +30,13 @@ func main() {
 	onlineOnly := flag.Bool("online-only", false, "with -dev: pick only among CPUs online now")
 	root := flag.String("root", "/", "host root holding sys/ and proc/")
 	flag.Parse()
-	if err := run(os.Stdout, *root, *hw, *lscpu, *dev, *n, *smt, *onlineOnly); err != nil {
+	if err := run(os.Stdout, os.Stderr, *root, *hw, *lscpu, *dev, *n, *smt, *onlineOnly); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(w io.Writer, root string, hw, lscpu bool, dev string, n int, pack, onlineOnly bool) error {
+// run prints to w, and to warn what numactl warns about on stderr.
+func run(w, warn io.Writer, root string, hw, lscpu bool, dev string, n int, pack, onlineOnly bool) error {
 	h, err := numa.New(root)
 	if err != nil {
 		return err
@@ -50,6 +51,11 @@ func run(w io.Writer, root string, hw, lscpu bool, dev string, n int, pack, onli
 	if hw {
 		if err := t.WriteNumactl(w); err != nil {
 			return err
+		}
+		for _, nd := range t.Nodes {
+			if m := nd.Memory; m != nil && (m.NoTotal || m.NoFree) {
+				fmt.Fprintf(warn, "numactl: warning: node %d: meminfo has only one of MemTotal and MemFree; the other is <not available>\n", nd.ID)
+			}
 		}
 	}
 	if lscpu {
