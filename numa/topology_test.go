@@ -214,6 +214,15 @@ func TestCorpusXeonInterleaved(t *testing.T) {
 	all, err := topo.PickCPUs(0, 7, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "0,2,4,6,8,10,12", all.String(), "6 cores, then the first core's sibling")
+
+	// Eight CPUs on one socket, not the first eight ids, which straddle
+	// both (issue 35): node 0's six cores, then two siblings.
+	pick, err := topo.PickCompact(8, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "0,2,4,6,8,10,12,14", pick.CPUs.String())
+	assert.Equal(t, []int{0}, pick.Nodes)
+	assert.Equal(t, numa.NodeOfFirstCPU, pick.Rule)
+	assert.Equal(t, "0-7", topo.Online.First(8).String(), "the first eight ids: both nodes")
 }
 
 func TestCorpusOfflineCPUs(t *testing.T) {
