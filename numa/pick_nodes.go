@@ -307,19 +307,22 @@ func nearer(t *Topology, from int, a, b nodeCands) bool {
 	return a.node.ID < b.node.ID
 }
 
-// fill picks m CPUs of one node: its included CPUs, then PickCPUs' choice.
+// fill picks m CPUs of one node: its included CPUs, then the others in
+// the order PickCPUs takes them, so the included ones stand where that
+// order would put them and do not shift it (cpu0's SMT sibling is not
+// taken as a core of its own).
 func (t *Topology) fill(nc nodeCands, m int, o CompactOptions) (CPUSet, error) {
-	in := o.Include.Intersect(nc.cpus)
-	if m <= in.Len() {
-		return in, nil
+	if nc.cpus.Len() < m {
+		return CPUSet{}, &NotEnoughCPUsError{Node: nc.node.ID, Want: m, Have: nc.cpus, OnlineOnly: !o.IncludeOffline}
 	}
-	po := o.PickOptions
-	po.Exclude = po.Exclude.Union(o.Include)
-	rest, err := t.PickCPUs(nc.node.ID, m-in.Len(), &po)
-	if err != nil {
-		return CPUSet{}, err
+	picked := o.Include.Intersect(nc.cpus)
+	for _, id := range t.pickOrder(nc.cpus, o.SMT, nc.cpus.Len()) {
+		if picked.Len() >= m {
+			break
+		}
+		picked = picked.With(id)
 	}
-	return rest.Union(in), nil
+	return picked, nil
 }
 
 // pickSpread picks n CPUs over the fewest nodes when no node alone holds
@@ -450,8 +453,8 @@ func (t *Topology) pickSpread(c candidates, n int, o CompactOptions, required []
 		left -= got.Len()
 	}
 	return CompactPick{CPUs: picked, Nodes: order, Rule: rule,
-		Why: fmt.Sprintf("no node has %d cpus (the most is %d): the fewest nodes that hold them, %s, nearest first to %s",
-			n, largest, joinIDs(order), why)}, nil
+		Why: fmt.Sprintf("nodes %s: no node has %d cpus (the most is %d), so the fewest that hold them, nearest first to %s",
+			joinIDs(order), n, largest, why)}, nil
 }
 
 // joinIDs lists node ids as "0,2".
