@@ -53,7 +53,10 @@
 // expected form; a missing required file gives an error naming it that
 // matches os.ErrNotExist. A missing meminfo or distance file is not an
 // error: numactl prints "<not available>" and "No distance information
-// available." for them, and so does WriteNumactl.
+// available." for them, and so does WriteNumactl; nor is a meminfo with
+// MemTotal but no MemFree (or the reverse), whose missing value numactl
+// and WriteNumactl print as "<not available>" (Memory.NoFree,
+// Memory.NoTotal).
 //
 // # Test fixtures
 //

@@ -41,18 +41,31 @@ func FuzzParseNodeMeminfo(f *testing.F) {
 	f.Add("\nNode 1 MemTotal:       16777216 kB\nNode 1 MemFree:        13669108 kB\n", 1)
 	f.Add("Node 0 MemTotal: 18446744073709551615 kB\nNode 0 MemFree: 0 kB\n", 0)
 	f.Add("garbage", 0)
+	// Captured trees with one of the two lines (numactl prints the other
+	// as "<not available>"), and with neither.
+	f.Add("Node 1 MemTotal:        2097152 kB\nNode 1 MemUsed:          524288 kB\n", 1)
+	f.Add("Node 0 MemFree:        2097152 kB\n", 0)
+	f.Add("Node 2 HugePages_Total:     0\n", 2)
+	f.Add("", 0)
 	addHostSeedsNode(f)
 	f.Fuzz(func(t *testing.T, s string, node int) {
 		if node < 0 || node > 1<<16 {
 			return
 		}
-		m, err := parseNodeMeminfo(s, node, "meminfo")
+		m, ok, err := parseNodeMeminfo(s, node, "meminfo")
 		if err != nil {
 			return
 		}
-		again, err := parseNodeMeminfo(formatNodeMeminfo(node, m), node, "meminfo")
-		if err != nil || again != m {
-			t.Fatalf("round trip of %q: %+v then %+v (%v)", s, m, again, err)
+		if !ok && (m.Total != 0 || m.Free != 0 || !m.NoTotal || !m.NoFree) {
+			t.Fatalf("%q: neither line, yet %+v", s, m)
+		}
+		text := formatNodeMeminfo(node, m)
+		again, againOK, err := parseNodeMeminfo(text, node, "meminfo")
+		if err != nil || again != m || againOK != ok {
+			t.Fatalf("round trip of %q: %+v (%v) then %+v (%v, %v)", s, m, ok, again, againOK, err)
+		}
+		if formatNodeMeminfo(node, again) != text {
+			t.Fatalf("render(parse(%q)) is not %q", text, formatNodeMeminfo(node, again))
 		}
 	})
 }

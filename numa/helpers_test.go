@@ -40,13 +40,7 @@ func writeFake(t *testing.T, spec fakeSpec) string {
 	var ids []string
 	for _, n := range spec.nodes {
 		d := filepath.Join(nodeDir, fmt.Sprintf("node%d", n.id))
-		on, err := numa.ParseCPUList(n.online)
-		require.NoError(t, err)
-		all := on
-		if n.all != "" {
-			all, err = numa.ParseCPUList(n.all)
-			require.NoError(t, err)
-		}
+		on, all := nodeSets(t, n.online, n.all)
 		online = online.Union(on)
 		writeFile(t, filepath.Join(d, "cpulist"), n.online+"\n")
 		if !n.noMeminfo {
@@ -82,6 +76,20 @@ func writeFake(t *testing.T, spec fakeSpec) string {
 	writeFile(t, filepath.Join(cpuDir, "online"), online.String()+"\n")
 	writeFile(t, filepath.Join(nodeDir, "online"), strings.Join(ids, ",")+"\n")
 	return root
+}
+
+// nodeSets parses a node's online cpulist and its list of all CPUs ("":
+// the online ones).
+func nodeSets(t *testing.T, online, all string) (numa.CPUSet, numa.CPUSet) {
+	t.Helper()
+	on, err := numa.ParseCPUList(online)
+	require.NoError(t, err)
+	if all == "" {
+		return on, on
+	}
+	a, err := numa.ParseCPUList(all)
+	require.NoError(t, err)
+	return on, a
 }
 
 func writeFile(t *testing.T, path, content string) {

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,6 +28,8 @@ type abiTree struct {
 	numactl string
 	// ours, when not "", is what we print where numactl is wrong.
 	ours string
+	// warning is what numactl prints on stderr ("" for nothing).
+	warning string
 }
 
 func (a abiTree) write(t *testing.T) string {
@@ -130,6 +133,30 @@ node   1
   1:  10 
 `,
 	})
+	// A node meminfo with MemTotal and no MemFree (some captured trees):
+	// libnuma's numa_node_size64 returns the size it found and leaves the
+	// free memory at -1, which numactl prints as "<not available>", with
+	// one warning on stderr. Before, Topology failed on the file.
+	files, links = twoNodes()
+	files["node/node1/meminfo"] = "Node 1 MemTotal:        2097152 kB\nNode 1 MemUsed:         1048576 kB\n"
+	trees = append(trees, abiTree{name: "meminfo without MemFree", files: files, links: links,
+		numactl: strings.Replace(twoNodesNumactl, "node 1 free: 1024 MB", "node 1 free: <not available>", 1),
+		warning: "libnuma: Warning: Cannot parse sysfs meminfo (1)\n"})
+
+	// The reverse, MemFree alone: the size is "<not available>".
+	files, links = twoNodes()
+	files["node/node0/meminfo"] = "Node 0 MemFree:          524288 kB\n"
+	trees = append(trees, abiTree{name: "meminfo without MemTotal", files: files, links: links,
+		numactl: strings.Replace(twoNodesNumactl, "node 0 size: 1024 MB", "node 0 size: <not available>", 1),
+		warning: "libnuma: Warning: Cannot parse sysfs meminfo (1)\n"})
+
+	// Neither line: both are "<not available>", as without the file.
+	files, links = twoNodes()
+	files["node/node1/meminfo"] = "Node 1 HugePages_Total:     0\n"
+	trees = append(trees, abiTree{name: "meminfo without either line", files: files, links: links,
+		numactl: strings.Replace(strings.Replace(twoNodesNumactl, "node 1 free: 1024 MB", "node 1 free: <not available>", 1),
+			"node 1 size: 2048 MB", "node 1 size: <not available>", 1),
+		warning: "libnuma: Warning: Cannot parse sysfs meminfo (0)\n"})
 	return trees
 }
 

@@ -9,25 +9,33 @@ import (
 
 // Memory is a node's memory as its nodeN/meminfo reports it, in bytes.
 type Memory struct {
-	Total uint64 // MemTotal
-	Free  uint64 // MemFree
+	Total uint64 // MemTotal; 0 when NoTotal
+	Free  uint64 // MemFree; 0 when NoFree
+	// NoTotal and NoFree are true when the file has no MemTotal or no
+	// MemFree line. The kernel writes both, but captured trees can lack
+	// one; numactl then prints "<not available>" for the missing value
+	// (and warns "Cannot parse sysfs meminfo" on stderr), and so does
+	// WriteNumactl. Default: false, the line was read.
+	NoTotal, NoFree bool
 }
 
-// Used returns Total minus Free (0 if Free is larger, which a racing read
-// can show).
+// Used returns Total minus Free: 0 when Free is larger (a racing read can
+// show it) or when either is missing.
 func (m Memory) Used() uint64 {
-	if m.Free > m.Total {
+	if m.NoTotal || m.NoFree || m.Free > m.Total {
 		return 0
 	}
 	return m.Total - m.Free
 }
 
 // parseNodeMeminfo parses /sys/devices/system/node/nodeN/meminfo: lines of
-// "Node N Key:  value [kB]". Only MemTotal and MemFree (both required, in
-// kB) are kept; other keys are checked for form and skipped. path names the
-// file in errors; node is the N the lines must carry.
-func parseNodeMeminfo(text string, node int, path string) (Memory, error) {
-	var m Memory
+// "Node N Key:  value [kB]". Only MemTotal and MemFree (in kB) are kept;
+// other keys are checked for form and skipped. A missing MemTotal or
+// MemFree line sets NoTotal or NoFree, as numactl (libnuma's
+// numa_node_size64) prints such a node: the value it found, and "<not
+// available>" for the other; ok is false when neither line is there. path
+// names the file in errors; node is the N the lines must carry.
+func parseNodeMeminfo(text string, node int, path string) (m Memory, ok bool, err error) {
 	var haveTotal, haveFree bool
 	want := strconv.Itoa(node)
 	for i, raw := range strings.Split(strings.TrimRight(text, "\x00"), "\n") {
@@ -35,8 +43,8 @@ func parseNodeMeminfo(text string, node int, path string) (Memory, error) {
 		if line == "" {
 			continue
 		}
-		bad := func(reason string) (Memory, error) {
-			return Memory{}, &ParseError{Path: path, Line: i + 1, Text: line, Reason: reason}
+		bad := func(reason string) (Memory, bool, error) {
+			return Memory{}, false, &ParseError{Path: path, Line: i + 1, Text: line, Reason: reason}
 		}
 		f := strings.Fields(line)
 		if len(f) < 4 || len(f) > 5 || f[0] != "Node" || !strings.HasSuffix(f[2], ":") {
@@ -76,17 +84,25 @@ func parseNodeMeminfo(text string, node int, path string) (Memory, error) {
 			m.Free, haveFree = v*1024, true
 		}
 	}
-	if !haveTotal || !haveFree {
-		return Memory{}, &ParseError{Path: path, Text: firstLine(text), Reason: "no MemTotal and MemFree lines; expected \"Node N MemTotal: value kB\""}
-	}
-	return m, nil
+	m.NoTotal, m.NoFree = !haveTotal, !haveFree
+	return m, haveTotal || haveFree, nil
 }
 
 // formatNodeMeminfo renders m as the kernel writes the first lines of
-// nodeN/meminfo; bytes are truncated to whole kB.
+// nodeN/meminfo, leaving out a line m lacks (and MemUsed with it); bytes
+// are truncated to whole kB.
 func formatNodeMeminfo(node int, m Memory) string {
-	return fmt.Sprintf("Node %d MemTotal:       %8d kB\nNode %d MemFree:        %8d kB\nNode %d MemUsed:        %8d kB\n",
-		node, m.Total/1024, node, m.Free/1024, node, m.Used()/1024)
+	var b strings.Builder
+	if !m.NoTotal {
+		fmt.Fprintf(&b, "Node %d MemTotal:       %8d kB\n", node, m.Total/1024)
+	}
+	if !m.NoFree {
+		fmt.Fprintf(&b, "Node %d MemFree:        %8d kB\n", node, m.Free/1024)
+	}
+	if !m.NoTotal && !m.NoFree {
+		fmt.Fprintf(&b, "Node %d MemUsed:        %8d kB\n", node, m.Used()/1024)
+	}
+	return b.String()
 }
 
 // parseDistance parses /sys/devices/system/node/nodeN/distance: one line of

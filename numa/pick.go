@@ -62,9 +62,14 @@ func (t *Topology) PickCPUs(node, n int, opts *PickOptions) (CPUSet, error) {
 	if cand.Len() < n {
 		return CPUSet{}, &NotEnoughCPUsError{Node: node, Want: n, Have: cand, OnlineOnly: !o.IncludeOffline, Excluded: excluded}
 	}
+	return cpuset.Of(t.pickOrder(cand, o.SMT, n)...), nil
+}
+
+// pickOrder returns the first n of cand in the order smt takes them.
+func (t *Topology) pickOrder(cand CPUSet, smt SMT, n int) []int {
 	cores := t.cores(cand)
 	var picked []int
-	switch o.SMT {
+	switch smt {
 	case PackCores:
 		for _, core := range cores {
 			for _, id := range core {
@@ -74,7 +79,7 @@ func (t *Topology) PickCPUs(node, n int, opts *PickOptions) (CPUSet, error) {
 			}
 		}
 	default:
-		for round := 0; len(picked) < n; round++ {
+		for round := 0; len(picked) < n && len(picked) < cand.Len(); round++ {
 			for _, core := range cores {
 				if round < len(core) && len(picked) < n {
 					picked = append(picked, core[round])
@@ -82,7 +87,7 @@ func (t *Topology) PickCPUs(node, n int, opts *PickOptions) (CPUSet, error) {
 			}
 		}
 	}
-	return cpuset.Of(picked...), nil
+	return picked
 }
 
 // PickCPUsNear returns n CPUs on dev's node, as PickCPUs does. A device with

@@ -21,7 +21,8 @@ import (
 //	  0:  10  100
 //
 // Each node lists its online CPUs; sizes are MemTotal and MemFree from
-// nodeN/meminfo in MiB, rounded down, or "<not available>" without it.
+// nodeN/meminfo in MiB, rounded down, or "<not available>" without the
+// file or the line (Memory.NoTotal, Memory.NoFree), as numactl prints them.
 // Distance cells are printf "% 3d " as numactl prints them, trailing space
 // included; without distances the block is "No distance information
 // available.".
@@ -35,9 +36,13 @@ func (t *Topology) WriteNumactl(w io.Writer) error {
 		}
 		bw.WriteByte('\n')
 		size, free := "<not available>", "<not available>"
-		if n.Memory != nil {
-			size = strconv.FormatUint(n.Memory.Total>>20, 10) + " MB"
-			free = strconv.FormatUint(n.Memory.Free>>20, 10) + " MB"
+		if m := n.Memory; m != nil {
+			if !m.NoTotal {
+				size = strconv.FormatUint(m.Total>>20, 10) + " MB"
+			}
+			if !m.NoFree {
+				free = strconv.FormatUint(m.Free>>20, 10) + " MB"
+			}
 		}
 		fmt.Fprintf(bw, "node %d size: %s\n", n.ID, size)
 		fmt.Fprintf(bw, "node %d free: %s\n", n.ID, free)

@@ -41,8 +41,10 @@ type Node struct {
 	CPUs CPUSet
 	// AllCPUs are the node's CPUs online or not (the cpuN/nodeM links).
 	AllCPUs CPUSet
-	// Memory is from nodeN/meminfo; nil when the file is absent (then
-	// numactl prints "<not available>").
+	// Memory is from nodeN/meminfo; nil when the file is absent or has
+	// neither MemTotal nor MemFree (then numactl prints "<not
+	// available>"). A file with one of the two gives a Memory with NoTotal
+	// or NoFree set.
 	Memory *Memory
 	// Distances to every node, indexed like Topology.Nodes; nil when
 	// nodeN/distance is absent.
@@ -128,7 +130,9 @@ func (t *Topology) index(id int) int {
 //   - /proc/meminfo only when the host has no node directory.
 //
 // It needs no privilege. A missing meminfo or distance leaves Memory or
-// Distances nil, as numactl shows them. Trees of older kernels and captured
+// Distances nil, as numactl shows them; a meminfo with MemTotal but no
+// MemFree (or the reverse) is read as numactl reads it, the missing value
+// marked (Memory.NoFree, Memory.NoTotal), not an error. Trees of older kernels and captured
 // trees are read as numactl reads them: a node without cpulist is read
 // from its hex cpumap, and an empty cpuN/online counts as a missing one. A
 // distance row is indexed by the online node ids, as the kernel prints it
@@ -186,11 +190,13 @@ func (h *Host) Topology() (*Topology, error) {
 		n.AllCPUs = n.CPUs.Union(cpuset.Of(byNode[id]...))
 		p := filepath.Join(dir, "meminfo")
 		if b, err := hostfs.ReadFile(p); err == nil {
-			m, err := parseNodeMeminfo(string(b), id, p)
+			m, ok, err := parseNodeMeminfo(string(b), id, p)
 			if err != nil {
 				return nil, err
 			}
-			n.Memory = &m
+			if ok {
+				n.Memory = &m
+			}
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("numa: node %d: %w", id, err)
 		}
@@ -226,11 +232,13 @@ func (h *Host) synthetic(cpus cpuInfo) (*Topology, error) {
 	n := Node{ID: 0, CPUs: online, AllCPUs: all.Union(online), Distances: []int{LocalDistance}}
 	p := h.root.Proc("meminfo")
 	if b, err := hostfs.ReadFile(p); err == nil {
-		m, err := parseProcMeminfo(string(b), p)
+		m, ok, err := parseProcMeminfo(string(b), p)
 		if err != nil {
 			return nil, err
 		}
-		n.Memory = &m
+		if ok {
+			n.Memory = &m
+		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("numa: %w", err)
 	}
@@ -244,7 +252,7 @@ func (h *Host) synthetic(cpus cpuInfo) (*Topology, error) {
 
 // parseProcMeminfo reads MemTotal and MemFree from /proc/meminfo
 // ("MemTotal:  4286200 kB").
-func parseProcMeminfo(text, path string) (Memory, error) {
+func parseProcMeminfo(text, path string) (Memory, bool, error) {
 	var b strings.Builder
 	for _, line := range strings.Split(text, "\n") {
 		if strings.HasPrefix(line, "MemTotal:") || strings.HasPrefix(line, "MemFree:") {

@@ -53,10 +53,11 @@ func runArgs(args []string, w io.Writer) error {
 	if *n < 0 {
 		return cliflag.Usagef("-n %d: want a CPU count >= 0 (0: all of the node's)", *n)
 	}
-	return run(w, *root, *hw, *lscpu, *dev, *n, *smt, *onlineOnly)
+	return run(w, os.Stderr, *root, *hw, *lscpu, *dev, *n, *smt, *onlineOnly)
 }
 
-func run(w io.Writer, root string, hw, lscpu bool, dev string, n int, pack, onlineOnly bool) error {
+// run prints to w, and to warn what numactl warns about on stderr.
+func run(w, warn io.Writer, root string, hw, lscpu bool, dev string, n int, pack, onlineOnly bool) error {
 	h, err := numa.New(root)
 	if err != nil {
 		return err
@@ -71,6 +72,11 @@ func run(w io.Writer, root string, hw, lscpu bool, dev string, n int, pack, onli
 	if hw {
 		if err := t.WriteNumactl(w); err != nil {
 			return err
+		}
+		for _, nd := range t.Nodes {
+			if m := nd.Memory; m != nil && (m.NoTotal || m.NoFree) {
+				fmt.Fprintf(warn, "numactl: warning: node %d: meminfo has only one of MemTotal and MemFree; the other is <not available>\n", nd.ID)
+			}
 		}
 	}
 	if lscpu {

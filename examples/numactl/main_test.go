@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -116,7 +117,7 @@ func TestSeedFixture(t *testing.T) {
 	assert.Contains(t, out, "node distances:\nnode   0   1 \n  0:  10  100 \n  1:  100  10 \n")
 
 	var b strings.Builder
-	require.NoError(t, run(&b, root, false, true, "enp1s0f0np0", 8, false, false))
+	require.NoError(t, run(&b, io.Discard, root, false, true, "enp1s0f0np0", 8, false, false))
 	out = b.String()
 	assert.Contains(t, out, "NUMA node1 CPU(s):\n")
 	assert.Contains(t, out, "enp1s0f0np0: numa_node 1 (")
@@ -124,8 +125,29 @@ func TestSeedFixture(t *testing.T) {
 	assert.Contains(t, out, "take offline: 0-95,104-191\n")
 
 	// Only CPUs online now: node 1 has none, and the error says so.
-	err = run(&b, root, false, false, "enp1s0f0np0", 8, false, true)
+	err = run(&b, io.Discard, root, false, false, "enp1s0f0np0", 8, false, true)
 	assert.EqualError(t, err, "numa: node 1 has 0 online cpus (none), asked for 8")
-	err = run(&b, root, false, false, "eth7", 8, false, false)
+	err = run(&b, io.Discard, root, false, false, "eth7", 8, false, false)
 	assert.ErrorContains(t, err, "sys/class/net/eth7")
+}
+
+// On a tree whose node 1 meminfo has MemTotal but no MemFree (as some
+// captured trees do), -H prints what Debian's numactl prints on it, byte
+// for byte: the size, and "<not available>" for the free memory. Before,
+// the program failed on the file. As root only: numactl reads the tree
+// bind-mounted over /sys in a private mount namespace.
+func TestHWithoutMemFreeMatchesNumactl(t *testing.T) {
+	root := testutil.WriteSysfs(t, testutil.Sysfs{
+		Nodes: []testutil.SysfsNode{
+			{ID: 0, CPUs: "0-3", MemTotalKB: 4 << 20, MemFreeKB: 3 << 20, Distances: []int{10, 20}},
+			{ID: 1, CPUs: "4-7", Meminfo: "Node 1 MemTotal:        4194304 kB\nNode 1 MemUsed:         1048576 kB\n", Distances: []int{20, 10}},
+		},
+		Fixed: "0",
+	})
+	ours, err := runMain(t, "-root "+root+" -H")
+	require.NoError(t, err)
+	assert.Contains(t, ours, "node 1 size: 4096 MB\nnode 1 free: <not available>\n")
+	want, warn := testutil.RealNumactl(t, root, "-H")
+	assert.Equal(t, want, ours, "numactl -H and ours on the same tree")
+	assert.Equal(t, "libnuma: Warning: Cannot parse sysfs meminfo (1)\n", warn)
 }

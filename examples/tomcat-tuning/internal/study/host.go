@@ -52,6 +52,9 @@ type CPUs struct {
 	N            int
 	Tomcat, Load tuning.CPUSet
 	Method       string
+	// Pick is where Tomcat's CPUs are: the NUMA nodes they lie on (one
+	// unless no node has N online CPUs) and why those (chooseCPUs).
+	Pick numa.CompactPick
 	// Notes say where -cpus was adjusted and why.
 	Notes []string
 }
@@ -152,17 +155,32 @@ func Discover(ctx context.Context, o Options) (Host, error) {
 	if h.CPUs.Topology, err = numaHost.Topology(); err != nil {
 		return h, err
 	}
-	h.CPUs.chooseCPUs(o, h.Live)
+	state, err := cpuHost.CPUState()
+	if err != nil {
+		return h, err
+	}
 	if h.Tomcat, err = findTomcat(ctx, o, h.Live); err != nil {
 		return h, err
 	}
 	h.NIC = findNIC(ctx, o, h.Live, h.Tomcat.Port, numaHost)
+	h.CPUs.chooseCPUs(o, h.Live, h.NIC, state.Online.Difference(state.Hotpluggable()))
 	h.Boot = findBoot(o)
 	return h, nil
 }
 
-// chooseCPUs caps -cpus to the host and picks the CPUs Tomcat gets.
-func (c *CPUs) chooseCPUs(o Options, live bool) {
+// chooseCPUs caps -cpus to the host and picks the CPUs Tomcat gets: N of
+// the online CPUs on as few NUMA nodes as hold them, on the NIC's node
+// when it has N online (numa.Topology.PickCompact gives the rules and says
+// which applied). Online ones, under hotplug too: the step keeps CPUs
+// online, and bringing the NIC's node up when its CPUs are offline (the
+// Arm guide's host after its first step) is the numa-local step's change,
+// measured against this baseline as the guide measures it; plan mode
+// pins the temporary copy to these CPUs, which must be online. Under
+// hotplug the CPUs that cannot go offline (fixed: no cpuN/online file,
+// cpu0 on x86) stay online whatever is kept, so they are kept, unless
+// there are more of them than N (the step is then skipped with the
+// reason).
+func (c *CPUs) chooseCPUs(o Options, live bool, nc NIC, fixed tuning.CPUSet) {
 	c.Online, c.Method = c.Topology.Online, o.CPUMethod
 	c.N = o.CPUs
 	if have := c.Online.Len(); c.N > have {
@@ -173,7 +191,21 @@ func (c *CPUs) chooseCPUs(o Options, live bool) {
 		c.N = c.Online.Len() - 1
 		c.Notes = append(c.Notes, fmt.Sprintf("affinity: Tomcat gets %d CPU(s) so that the local load generator has the rest", c.N))
 	}
-	c.Tomcat = c.Online.First(c.N)
+	opts := &numa.CompactOptions{}
+	if nc.Name != "" {
+		opts.Device = &numa.Device{Name: nc.Name, Node: nc.Node, Virtual: nc.Virtual}
+	}
+	if o.CPUMethod == MethodHotplug && fixed.Len() <= c.N {
+		opts.Include = fixed.Intersect(c.Online)
+	}
+	pick, err := c.Topology.PickCompact(c.N, opts)
+	if err != nil {
+		// Cannot happen with N capped to the online CPUs; keep the
+		// lowest ids rather than fail the plan.
+		c.Notes = append(c.Notes, fmt.Sprintf("CPUs for Tomcat: %v; taking the first %d online", err, c.N))
+		pick = numa.CompactPick{CPUs: c.Online.First(c.N)}
+	}
+	c.Pick, c.Tomcat = pick, pick.CPUs
 	c.Load = c.Online.Difference(c.Tomcat)
 }
 

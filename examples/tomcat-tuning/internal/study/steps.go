@@ -156,7 +156,8 @@ func (p *planner) iommu(context.Context) (*tuning.Change, error) {
 }
 
 // cpusStep keeps N CPUs online (hotplug), or pins the JVM (affinity:
-// after each start, or through the unit's drop-in).
+// after each start, or through the unit's drop-in). Either way it says
+// which NUMA node the CPUs are on and why (CPUs.Pick).
 func (p *planner) cpusStep(context.Context) (*tuning.Change, error) {
 	c := p.h.CPUs
 	load := "load generator on CPUs " + c.Load.String()
@@ -166,15 +167,35 @@ func (p *planner) cpusStep(context.Context) (*tuning.Change, error) {
 	case c.Load.IsEmpty():
 		load = "no CPU left for a local load generator"
 	}
+	where := ""
+	if c.Pick.Why != "" {
+		where = "CPUs " + c.Tomcat.String() + " on " + c.Pick.Why
+	}
 	if p.o.CPUMethod == MethodAffinity && p.h.Tomcat.Systemd() {
-		return p.dropIn(fmt.Sprintf("pin the JVM to CPUs %s (%s)", c.Tomcat, load),
+		ch, err := p.dropIn(fmt.Sprintf("pin the JVM to CPUs %s (%s)", c.Tomcat, load),
 			func(d *tomcatconf.DropIn) { d.CPUAffinity = c.Tomcat.IDs() })
+		return withWhere(ch, where), err
 	}
 	if p.o.CPUMethod == MethodAffinity {
-		return &tuning.Change{Describe: fmt.Sprintf("pin the JVM to CPUs %s after each start (sched_setaffinity); %s; no host change",
-			c.Tomcat, load)}, nil
+		return withWhere(&tuning.Change{Describe: fmt.Sprintf("pin the JVM to CPUs %s after each start (sched_setaffinity); %s; no host change",
+			c.Tomcat, load)}, where), nil
 	}
-	return p.cpus.KeepOnlineChange(c.Tomcat)
+	ch, err := p.cpus.KeepOnlineChange(c.Tomcat)
+	return withWhere(ch, where), err
+}
+
+// withWhere adds the node line to a change's description: first when the
+// change does something (or is skipped), at the end of the one line of
+// an unchanged one, so that the plan's "unchanged: ..." keeps its start.
+func withWhere(ch *tuning.Change, where string) *tuning.Change {
+	switch {
+	case ch == nil || where == "":
+	case ch.Apply == nil && ch.Skip == "":
+		ch.Describe = strings.TrimRight(ch.Describe, "\n") + " (" + where + ")"
+	default:
+		ch.Describe = where + "\n" + ch.Describe
+	}
+	return ch
 }
 
 // openFiles describes the open-files limit Tomcat is started with: set on
@@ -407,6 +428,11 @@ func (p *planner) numaLocal(context.Context) (*tuning.Change, error) {
 		if err != nil {
 			return nil, err
 		}
+		if ch.Apply != nil && picked.Equal(p.h.CPUs.Tomcat) && stepBefore(p.o.Steps, StepCPUs, StepNUMALocal) {
+			// The cpus step already keeps these (its change is this one,
+			// planned from the same state): nothing is left to move.
+			return &tuning.Change{Describe: fmt.Sprintf("the cpus step already keeps Tomcat on CPUs %s of node %d (%s's)", picked, node, iface)}, nil
+		}
 		ch.Describe = fmt.Sprintf("CPUs %s of node %d (%s's)\n%s", picked, node, iface, ch.Describe)
 		return ch, nil
 	}
@@ -421,6 +447,12 @@ func (p *planner) numaLocal(context.Context) (*tuning.Change, error) {
 	// The run pins each JVM it starts from now on (Placement); the host
 	// itself does not change.
 	return &tuning.Change{Describe: what, Apply: func(context.Context) error { return nil }}, nil
+}
+
+// stepBefore reports whether steps has first, and has it before then.
+func stepBefore(steps []string, first, then string) bool {
+	i, j := slices.Index(steps, first), slices.Index(steps, then)
+	return i >= 0 && (j < 0 || i < j)
 }
 
 // Placement is where Tomcat and a local load generator run.
