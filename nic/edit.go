@@ -70,8 +70,13 @@ func (e ChannelsEdit) Apply(context.Context) error {
 	return e.set("apply", e.Update())
 }
 
-// Verify re-reads the channels and checks they are After's.
+// Verify re-reads the channels and checks they are After's. From another
+// network namespace than the edit's it reads nothing and fails
+// (ErrOtherNetNS): an interface of the same name there is another device.
 func (e ChannelsEdit) Verify(context.Context) error {
+	if err := e.checkNetNS("verify"); err != nil {
+		return err
+	}
 	c, err := NewDefault()
 	if err != nil {
 		return err
@@ -95,15 +100,8 @@ func (e ChannelsEdit) Undo(context.Context) error {
 }
 
 func (e ChannelsEdit) set(op string, u ChannelsUpdate) error {
-	if e.NetNS != 0 {
-		ns, err := netnsInode()
-		if err != nil {
-			return &Error{Op: op + " channels", Interface: e.Interface, Err: err}
-		}
-		if ns != e.NetNS {
-			return &Error{Op: op + " channels", Interface: e.Interface, Request: fmt.Sprintf("in network namespace %d", e.NetNS),
-				Err: fmt.Errorf("%w (this thread is in %d): run it in that namespace (ip netns exec NAME …)", ErrOtherNetNS, ns)}
-		}
+	if err := e.checkNetNS(op); err != nil {
+		return err
 	}
 	c, err := NewDefault()
 	if err != nil {
@@ -112,4 +110,21 @@ func (e ChannelsEdit) set(op string, u ChannelsUpdate) error {
 	defer c.Close()
 	_, err = c.SetChannels(e.Interface, u)
 	return err
+}
+
+// checkNetNS refuses, for op, a thread in another network namespace than
+// the edit's (a record without NetNS is not checked).
+func (e ChannelsEdit) checkNetNS(op string) error {
+	if e.NetNS == 0 {
+		return nil
+	}
+	ns, err := netnsInode()
+	if err != nil {
+		return &Error{Op: op + " channels", Interface: e.Interface, Err: err}
+	}
+	if ns != e.NetNS {
+		return &Error{Op: op + " channels", Interface: e.Interface, Request: fmt.Sprintf("in network namespace %d", e.NetNS),
+			Err: fmt.Errorf("%w (this thread is in %d): run it in that namespace (ip netns exec NAME …)", ErrOtherNetNS, ns)}
+	}
+	return nil
 }

@@ -63,9 +63,9 @@ func TestPlanChannelsEdit(t *testing.T) {
 }
 
 // TestChannelsEditOtherNetNS: an edit planned in one network namespace is
-// neither applied nor undone from another, where an interface of the same
-// name is another device (as `-revert` under `ip netns exec other` once
-// changed an unrelated v0).
+// neither applied, verified nor undone from another, where an interface of
+// the same name is another device (as `-revert` under `ip netns exec
+// other` once changed an unrelated v0, and -verify would read it).
 func TestChannelsEditOtherNetNS(t *testing.T) {
 	e := nic.ChannelsEdit{Interface: "v0", Before: nic.Channels{MaxRX: 8, MaxTX: 8, RX: 8, TX: 8},
 		After: nic.Channels{MaxRX: 8, MaxTX: 8, RX: 2, TX: 2}, NetNS: 1}
@@ -73,4 +73,7 @@ func TestChannelsEditOtherNetNS(t *testing.T) {
 	require.ErrorIs(t, err, nic.ErrOtherNetNS)
 	assert.ErrorContains(t, err, "undo channels in network namespace 1 on v0")
 	assert.ErrorIs(t, e.Apply(context.Background()), nic.ErrOtherNetNS)
+	err = e.Verify(context.Background())
+	require.ErrorIs(t, err, nic.ErrOtherNetNS)
+	assert.ErrorContains(t, err, "verify channels in network namespace 1 on v0")
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nettune/nettune/internal/hostfs"
 	"github.com/nettune/nettune/internal/persistfile"
+	"github.com/nettune/nettune/internal/udiff"
 )
 
 // TunedNet is a tuned [net] plugin instance that sets an interface's
@@ -327,14 +328,15 @@ func (e LinkFileEdit) Apply(context.Context) error {
 	return nil
 }
 
-// Verify re-reads the file and checks it holds Data.
+// Verify re-reads the file and checks it holds Data; the error names the
+// first line that differs.
 func (e LinkFileEdit) Verify(context.Context) error {
 	got, err := os.ReadFile(e.Path)
 	if err != nil {
 		return fmt.Errorf("nic: verify %s: %w", e.Path, err)
 	}
 	if !bytes.Equal(got, e.Data) {
-		return fmt.Errorf("nic: verify %s: content differs from what was written", e.Path)
+		return fmt.Errorf("nic: verify %s: content differs from what was written: %s", e.Path, udiff.FirstDifference(got, e.Data))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -75,6 +76,9 @@ CombinedChannels=8
 	assert.Equal(t, out, got)
 	require.NoError(t, w.Verify(context.Background()))
 	assert.Contains(t, w.Describe(), "write "+w.Path)
+	// Edited by hand: Verify names the line.
+	require.NoError(t, os.WriteFile(w.Path, []byte(strings.Replace(string(out), "CombinedChannels=8", "CombinedChannels=2", 1)), 0o644))
+	assert.ErrorContains(t, w.Verify(context.Background()), `line 8 is "CombinedChannels=2", want "CombinedChannels=8"`)
 	require.NoError(t, w.Undo(context.Background()))
 	assert.NoDirExists(t, filepath.Join(root, "etc", "systemd"))
 	require.NoError(t, w.Undo(context.Background()))

@@ -72,16 +72,24 @@ func (e ServerXMLEdit) Apply(context.Context) error {
 	return err
 }
 
-// Verify re-reads the file and checks it holds After.
+// Verify re-reads the file and checks it holds After; the error names
+// the first line that differs ("line 160 is …, want …").
 func (e ServerXMLEdit) Verify(context.Context) error {
 	got, err := os.ReadFile(e.Path)
 	if err != nil {
 		return fmt.Errorf("tomcatconf: verify %w", err)
 	}
 	if string(got) != e.After {
-		return fmt.Errorf("tomcatconf: verify %s: content differs from what was written", e.Path)
+		return fmt.Errorf("tomcatconf: verify %s: content differs from what was written: %s", e.Path, udiff.FirstDifference(got, []byte(e.After)))
 	}
 	return nil
+}
+
+// Expected is what Verify checks, on one line (tuning.Expecter): the
+// file as the edit wrote it, with the size of the edit.
+func (e ServerXMLEdit) Expected() string {
+	removed, added := udiff.ChangedLines([]byte(e.Before), []byte(e.After))
+	return fmt.Sprintf("%s as the edit wrote it (-%d +%d lines)", e.Path, removed, added)
 }
 
 // Undo writes Before back, safely, unless the file holds it already.

@@ -37,6 +37,7 @@ func TestServerXMLEdit(t *testing.T) {
 
 	require.NoError(t, e.Apply(ctx))
 	require.NoError(t, e.Verify(ctx))
+	assert.Equal(t, p+" as the edit wrote it (-1 +1 lines)", e.Expected())
 	require.NoError(t, e.Apply(ctx), "applying twice is a no-op")
 	fi, err := os.Stat(p)
 	require.NoError(t, err)
@@ -51,6 +52,10 @@ func TestServerXMLEdit(t *testing.T) {
 	require.NoError(t, rec.Undo(ctx))
 	got, _ = os.ReadFile(p)
 	assert.Equal(t, orig, got)
+	// Verify now names the line found and the line the edit wrote.
+	err = rec.Verify(ctx)
+	assert.ErrorContains(t, err, "content differs from what was written: line ")
+	assert.Regexp(t, `line \d+ is "<Valve className=\\"org.apache.catalina.valves.AccessLogValve\\" directory=\\"logs\\"", want "<!--<Valve className=`, err.Error())
 
 	// Someone else's edit since the plan is not overwritten.
 	other := append([]byte("<!-- an admin's note -->\n"), orig...)

@@ -63,6 +63,15 @@
 // and Host.SysctlChange prepare this package's changes, and Host.Reverters
 // undoes them.
 //
+// VerifyJournal is the read-only twin of RevertJournal, as `tuned-adm
+// verify` is to a profile: for every change a journal holds in force (a
+// run that kept its changes, persistent writes) it rebuilds the change
+// from its record and checks the host still holds it, through Verifiers
+// (Host.Verifiers for this package's kinds, whose records carry the state
+// set as well as the state before; VerifyAs for a Reversible journaled
+// with ChangeOf). A record that cannot be checked matches
+// ErrNotVerifiable.
+//
 // # Persistence: tuned profiles, sysctl.d, a boot unit
 //
 // What the live knobs do is gone after a reboot. tuned (Debian's and

@@ -67,17 +67,9 @@ func (e FileEdit) Apply(context.Context) error {
 	return nil
 }
 
-// Verify re-reads the file and checks it holds Data.
-func (e FileEdit) Verify(context.Context) error {
-	got, err := os.ReadFile(e.Path)
-	if err != nil {
-		return fmt.Errorf("tuning: verify %s: %w", e.Path, err)
-	}
-	if !bytes.Equal(got, e.Data) {
-		return fmt.Errorf("tuning: verify %s: content differs from what was written", e.Path)
-	}
-	return nil
-}
+// Verify re-reads the file and checks it holds Data; the error names the
+// first line that differs.
+func (e FileEdit) Verify(context.Context) error { return verifyFile(e.Path, e.Data) }
 
 // Undo puts back what was there when the edit was planned: the previous
 // bytes and mode, or no file (and none of the directories Apply created,

@@ -17,11 +17,13 @@ import (
 const undoFile = "file"
 
 // fileUndo is the journal record of a file rewrite: the file's bytes and
-// mode before the change.
+// mode before the change, and the bytes written (what Host.Verifiers
+// checks; nil in a record from before it was kept).
 type fileUndo struct {
 	Path    string      `json:"path"`
 	Content []byte      `json:"content"` // base64 in the journal
 	Mode    os.FileMode `json:"mode"`
+	Written []byte      `json:"written"`
 }
 
 // FileChange prepares a Change that rewrites the file at path with
@@ -46,7 +48,7 @@ func FileChange(path string, render func(old []byte) ([]byte, error)) (*Change, 
 	if bytes.Equal(old, next) {
 		return &Change{}, nil
 	}
-	undo, err := NewUndo(undoFile, fileUndo{Path: path, Content: old, Mode: fi.Mode().Perm()})
+	undo, err := NewUndo(undoFile, fileUndo{Path: path, Content: old, Mode: fi.Mode().Perm(), Written: append([]byte{}, next...)})
 	if err != nil {
 		return nil, err
 	}
@@ -57,17 +59,21 @@ func FileChange(path string, render func(old []byte) ([]byte, error)) (*Change, 
 			_, err := atomicfile.WriteFile(path, next, &atomicfile.Options{NoBackup: true})
 			return err
 		},
-		Verify: func(context.Context) error {
-			got, err := os.ReadFile(path)
-			if err != nil {
-				return fmt.Errorf("tuning: verify %s: %w", path, err)
-			}
-			if !bytes.Equal(got, next) {
-				return fmt.Errorf("tuning: verify %s: content differs from what was written", path)
-			}
-			return nil
-		},
+		Verify: func(context.Context) error { return verifyFile(path, next) },
 	}, nil
+}
+
+// verifyFile re-reads the file at path and checks it holds want; the
+// error names the first line that differs.
+func verifyFile(path string, want []byte) error {
+	got, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("tuning: verify %s: %w", path, err)
+	}
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("tuning: verify %s: content differs from what was written: %s", path, udiff.FirstDifference(got, want))
+	}
+	return nil
 }
 
 // revertFile reverts an undoFile record: it writes the recorded bytes

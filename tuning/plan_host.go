@@ -14,10 +14,22 @@ const (
 	undoSysctl = "sysctl"
 )
 
-// sysctlUndo is the journal record of a sysctl change.
+// sysctlUndo is the journal record of a sysctl change: the value before
+// and the value set (what Host.Verifiers checks; nil in a record from
+// before it was kept).
 type sysctlUndo struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
+	Name  string  `json:"name"`
+	Value string  `json:"value"`
+	Set   *string `json:"set,omitempty"`
+}
+
+// cpuOnlineUndo is the journal record of KeepOnlineChange: the snapshot
+// RestoreCPUs puts back, and the CPUs kept online (what Host.Verifiers
+// checks; nil in a record from before it was kept). Its JSON is the
+// snapshot's with a "want" field.
+type cpuOnlineUndo struct {
+	CPUSnapshot
+	Want *CPUSet `json:"want,omitempty"`
 }
 
 // Reverters returns the revert functions for the changes this package
@@ -75,7 +87,7 @@ func (h *Host) KeepOnlineChange(want CPUSet) (*Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	undo, err := NewUndo(undoCPUs, snap)
+	undo, err := NewUndo(undoCPUs, cpuOnlineUndo{CPUSnapshot: snap, Want: &want})
 	if err != nil {
 		return nil, err
 	}
@@ -86,17 +98,20 @@ func (h *Host) KeepOnlineChange(want CPUSet) (*Change, error) {
 			_, err := h.KeepOnline(ctx, want, nil)
 			return err
 		},
-		Verify: func(context.Context) error {
-			got, err := h.OnlineCPUs()
-			if err != nil {
-				return err
-			}
-			if !got.Equal(want) {
-				return fmt.Errorf("tuning: online CPUs are %s, wanted %s", got, want)
-			}
-			return nil
-		},
+		Verify: func(context.Context) error { return h.verifyOnline(want) },
 	}, nil
+}
+
+// verifyOnline checks that exactly want is online.
+func (h *Host) verifyOnline(want CPUSet) error {
+	got, err := h.OnlineCPUs()
+	if err != nil {
+		return err
+	}
+	if !got.Equal(want) {
+		return fmt.Errorf("tuning: online CPUs are %s, wanted %s", got, want)
+	}
+	return nil
 }
 
 // SysctlChange prepares a Change that sets the sysctl name to value (the
@@ -110,7 +125,7 @@ func (h *Host) SysctlChange(name, value string) (*Change, error) {
 	if cur == value {
 		return &Change{Describe: fmt.Sprintf("%s already %s", name, value)}, nil
 	}
-	undo, err := NewUndo(undoSysctl, sysctlUndo{Name: name, Value: cur})
+	undo, err := NewUndo(undoSysctl, sysctlUndo{Name: name, Value: cur, Set: &value})
 	if err != nil {
 		return nil, err
 	}
@@ -121,5 +136,19 @@ func (h *Host) SysctlChange(name, value string) (*Change, error) {
 			_, err := h.SetSysctl(name, value)
 			return err
 		},
+		Verify: func(context.Context) error { return h.verifySysctl(name, value) },
 	}, nil
+}
+
+// verifySysctl checks that the sysctl name reads value (field by field,
+// as SetSysctl compares).
+func (h *Host) verifySysctl(name, value string) error {
+	got, err := h.Sysctl(name)
+	if err != nil {
+		return err
+	}
+	if !sameFields(got, value) {
+		return fmt.Errorf("%w: sysctl %s is %q, want %q", ErrNotApplied, name, got, value)
+	}
+	return nil
 }
