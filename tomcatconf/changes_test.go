@@ -37,7 +37,7 @@ func TestServerXMLEdit(t *testing.T) {
 
 	require.NoError(t, e.Apply(ctx))
 	require.NoError(t, e.Verify(ctx))
-	assert.Equal(t, p+" as the edit wrote it (-1 +1 lines)", e.Expected())
+	assert.Equal(t, p+" as the edit wrote it (-2 +2 lines)", e.Expected(), "the valve's first and last line commented out")
 	require.NoError(t, e.Apply(ctx), "applying twice is a no-op")
 	fi, err := os.Stat(p)
 	require.NoError(t, err)
