@@ -2,8 +2,10 @@ package nic_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,7 +80,9 @@ CombinedChannels=8
 	assert.Contains(t, w.Describe(), "write "+w.Path)
 	// Edited by hand: Verify names the line.
 	require.NoError(t, os.WriteFile(w.Path, []byte(strings.Replace(string(out), "CombinedChannels=8", "CombinedChannels=2", 1)), 0o644))
-	assert.ErrorContains(t, w.Verify(context.Background()), `line 8 is "CombinedChannels=2", want "CombinedChannels=8"`)
+	line := slices.Index(strings.Split(string(out), "\n"), "CombinedChannels=8") + 1
+	require.Positive(t, line, "the rendered file sets CombinedChannels=8:\n%s", out)
+	assert.ErrorContains(t, w.Verify(context.Background()), fmt.Sprintf(`line %d is "CombinedChannels=2", want "CombinedChannels=8"`, line))
 	require.NoError(t, w.Undo(context.Background()))
 	assert.NoDirExists(t, filepath.Join(root, "etc", "systemd"))
 	require.NoError(t, w.Undo(context.Background()))
