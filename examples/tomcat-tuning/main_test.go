@@ -38,14 +38,6 @@ var (
 	buildErr  error
 )
 
-// parallelStudies: a test that runs the study on its own copy of Tomcat
-// (tomcatBase) with steps that take no host-wide lock (no hotplug, no
-// nic-queues or numa-local step: study.lockStudy) calls t.Parallel, and
-// the runner starts it after the package's sequential tests, at most
-// -parallel at a time. Tests that change the host's CPUs, or look for any
-// process of the study's binary (workerProcs), stay sequential: no
-// parallel study runs beside them.
-
 // program builds the command once per test binary.
 func program(t *testing.T) string {
 	t.Helper()
@@ -331,7 +323,6 @@ func TestApplyAffinityRevert(t *testing.T) {
 // that was already running: the tuned JVM stays up; -revert then restores
 // server.xml and starts Tomcat again with it, as it was found.
 func TestKeepThenRevertRestartsTomcat(t *testing.T) {
-	t.Parallel() // its own CATALINA_BASE, no host-wide step: see parallelStudies
 	testutil.StableCPUs(t)
 	in, port, orig := tomcatBase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -376,7 +367,6 @@ func TestKeepThenRevertRestartsTomcat(t *testing.T) {
 // TestKillThenRevert kills the study with SIGKILL once the access log is
 // off, then restores server.xml from the journal with -revert.
 func TestKillThenRevert(t *testing.T) {
-	t.Parallel() // its own CATALINA_BASE, no host-wide step: see parallelStudies
 	testutil.StableCPUs(t)
 	in, port, orig := tomcatBase(t)
 	journal := filepath.Join(t.TempDir(), "study.journal")
@@ -486,7 +476,6 @@ func startAccessLogStep(t *testing.T, ctx context.Context, in *tomcatconf.Instan
 // TestInterruptReverts sends SIGINT while a step is measured: the run
 // reverts everything and exits, server.xml byte-identical.
 func TestInterruptReverts(t *testing.T) {
-	t.Parallel() // its own CATALINA_BASE, no host-wide step: see parallelStudies
 	testutil.StableCPUs(t)
 	in, port, orig := tomcatBase(t)
 	journal := filepath.Join(t.TempDir(), "study.journal")
@@ -590,7 +579,6 @@ func TestApplyHotplug(t *testing.T) {
 // TestSecondSignalKeepsJournal: a second signal exits at once (status 130)
 // without waiting for the revert; -revert then restores server.xml.
 func TestSecondSignalKeepsJournal(t *testing.T) {
-	t.Parallel() // its own CATALINA_BASE, no host-wide step: see parallelStudies
 	testutil.StableCPUs(t)
 	in, port, orig := tomcatBase(t)
 	journal := filepath.Join(t.TempDir(), "study.journal")
@@ -662,7 +650,6 @@ func TestApplyRefusesBadTargetFirst(t *testing.T) {
 // (issue 24, cases 1 and 2: B restarted A's JVM, A measured thousands of
 // errors, a JVM was left running; -revert undid a live run's files).
 func TestConcurrentApplyRefused(t *testing.T) {
-	t.Parallel() // its own CATALINA_BASE, no host-wide step: see parallelStudies
 	testutil.StableCPUs(t)
 	in, port, orig := tomcatBase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -750,7 +737,6 @@ func TestExportGuideFixture(t *testing.T) {
 // removes it (issue 22, on a copy of Debian's Tomcat run as its child: no
 // unit, so no drop-in, and nothing for tuned to keep).
 func TestApplyPersistRevert(t *testing.T) {
-	t.Parallel() // its own CATALINA_BASE, no host-wide step: see parallelStudies
 	testutil.StableCPUs(t)
 	in, port, orig := tomcatBase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -783,7 +769,6 @@ func TestApplyPersistRevert(t *testing.T) {
 // the other candidates are tried against it, and the run puts the file
 // back byte for byte.
 func TestApplySearchesFromTheRule(t *testing.T) {
-	t.Parallel() // its own CATALINA_BASE, no host-wide step: see parallelStudies
 	testutil.StableCPUs(t)
 	in, port, _ := tomcatBase(t)
 	// -cpus 1: the rule is maxThreads = max(1, CPUs − 1) = 1 on any host.

@@ -46,7 +46,6 @@ func TestMeasureFlags(t *testing.T) {
 // spread) and at one rate common to every step (latency), in the step
 // table and in -json's steps.
 func TestApplyCapacityTable(t *testing.T) {
-	t.Parallel() // its own CATALINA_BASE, no host-wide step: see parallelStudies
 	testutil.StableCPUs(t)
 	in, port, orig := tomcatBase(t)
 	dir := t.TempDir()
