@@ -216,8 +216,31 @@ func (u *Unit) PlanDropIn(set func(*DropIn)) (DropInChange, error) {
 	return c, nil
 }
 
-func (c DropInChange) unit() *Unit {
-	return &Unit{Name: c.Unit, Root: c.Root, Runner: c.Runner, Persistent: c.Persistent}
+// unit returns the Unit whose drop-in is the record's Path: the file the
+// change was planned on is the one Apply writes, Verify reads and Undo
+// puts back, also when the record's Persistent says otherwise (a record
+// cut or written by hand). The runtime and the persistent drop-in have
+// the same name, so taking the wrong one removes the other's file. A
+// Path that is neither of the unit's drop-ins is an error.
+func (c DropInChange) unit() (*Unit, error) {
+	u := &Unit{Name: c.Unit, Root: c.Root, Runner: c.Runner, Persistent: c.Persistent}
+	if c.Path == "" {
+		return u, nil
+	}
+	var tried []string
+	for _, persistent := range []bool{c.Persistent, !c.Persistent} {
+		u.Persistent = persistent
+		p, err := u.DropInPath()
+		if err != nil {
+			return nil, err
+		}
+		if p == c.Path {
+			return u, nil
+		}
+		tried = append(tried, p)
+	}
+	return nil, fmt.Errorf("tomcatconf: drop-in record of %s: path %s is not the unit's drop-in (want %s): left as it is",
+		u.name(), c.Path, strings.Join(tried, " or "))
 }
 
 // Written is Next as SetDropIn writes it: LimitNOFILE capped at the
@@ -250,13 +273,21 @@ func (c DropInChange) Describe() string {
 
 // Apply writes the drop-in and reloads systemd (SetDropIn). It needs root.
 func (c DropInChange) Apply(ctx context.Context) error {
-	_, err := c.unit().SetDropIn(ctx, c.Next)
+	u, err := c.unit()
+	if err != nil {
+		return err
+	}
+	_, err = u.SetDropIn(ctx, c.Next)
 	return err
 }
 
 // Verify re-reads the drop-in and checks it holds what Apply wrote.
 func (c DropInChange) Verify(context.Context) error {
-	got, ok, err := c.unit().ReadDropIn()
+	u, err := c.unit()
+	if err != nil {
+		return err
+	}
+	got, ok, err := u.ReadDropIn()
 	if err != nil {
 		return err
 	}
@@ -267,13 +298,18 @@ func (c DropInChange) Verify(context.Context) error {
 	return nil
 }
 
-// Undo writes Previous back, or removes the file when it did not exist,
-// then reloads systemd (RestoreDropIn).
+// Undo writes Previous back to Path, or removes Path when it did not
+// exist, then reloads systemd (RestoreDropIn). A Path that is not the
+// unit's runtime or persistent drop-in is an error, and nothing changes.
 func (c DropInChange) Undo(ctx context.Context) error {
 	if c.Unit == "" {
 		return errors.New("tomcatconf: drop-in record has no unit")
 	}
-	return c.unit().RestoreDropIn(ctx, DropInResult{Path: c.Path, Existed: c.Existed, Previous: []byte(c.Previous)})
+	u, err := c.unit()
+	if err != nil {
+		return err
+	}
+	return u.RestoreDropIn(ctx, DropInResult{Path: c.Path, Existed: c.Existed, Previous: []byte(c.Previous)})
 }
 
 // String is d's settings on one line, as the file has them:

@@ -155,3 +155,49 @@ func TestDropInChangePersistentJSON(t *testing.T) {
 	assert.NoFileExists(t, c.Path)
 	assert.FileExists(t, rp)
 }
+
+// The record's Path names the file its change was planned on: its undo
+// restores that file, and not the other drop-in of the same name, also
+// when the record's Persistent disagrees (a record of the persistent
+// write without its "persistent" field, and the reverse). A Path that is
+// neither drop-in, or a result restored through the other Unit, changes
+// nothing.
+func TestDropInChangeUndoUsesRecordPath(t *testing.T) {
+	ctx := context.Background()
+	for _, persistentWrite := range []bool{true, false} {
+		t.Run(map[bool]string{true: "persistent write, flag lost", false: "runtime write, flagged persistent"}[persistentWrite], func(t *testing.T) {
+			root := systemdRoot(t)
+			f := &fakeSystemd{states: []tomcatconf.UnitState{running(37)}}
+			runtime := &tomcatconf.Unit{Root: root, Runner: f}
+			persistent := &tomcatconf.Unit{Root: root, Runner: f, Persistent: true}
+			other, written := runtime, persistent
+			if !persistentWrite {
+				other, written = persistent, runtime
+			}
+			_, err := other.SetDropIn(ctx, tomcatconf.DropIn{CPUAffinity: []int{0}})
+			require.NoError(t, err)
+			op, err := other.DropInPath()
+			require.NoError(t, err)
+			otherData, err := os.ReadFile(op)
+			require.NoError(t, err)
+
+			c, err := written.PlanDropIn(func(d *tomcatconf.DropIn) { d.CPUAffinity = []int{1} })
+			require.NoError(t, err)
+			require.False(t, c.Existed)
+			require.NoError(t, c.Apply(ctx))
+			c.Persistent = !c.Persistent // the record's flag disagrees with its path
+			assert.NoError(t, c.Verify(ctx), "Verify reads the record's Path")
+			require.NoError(t, c.Undo(ctx))
+			assert.NoFileExists(t, c.Path, "the file the change wrote is removed")
+			got, err := os.ReadFile(op)
+			require.NoError(t, err, "the other drop-in of the same name stays")
+			assert.Equal(t, string(otherData), string(got))
+
+			bad := c
+			bad.Path = filepath.Join(root, "etc", "systemd", "system", "other.service.d", "nettune.conf")
+			assert.ErrorContains(t, bad.Undo(ctx), "is not the unit's drop-in")
+			assert.ErrorContains(t, other.RestoreDropIn(ctx, tomcatconf.DropInResult{Path: c.Path}), "left as it is")
+			assert.FileExists(t, op, "a refused restore removes nothing")
+		})
+	}
+}

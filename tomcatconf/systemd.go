@@ -653,14 +653,20 @@ func isNotEmpty(err error) bool {
 
 // RestoreDropIn puts the drop-in back as it was before the SetDropIn or
 // RemoveDropIn that returned prev: the previous content, or no file. It
-// runs `systemctl daemon-reload` when it changed something. It needs root.
+// runs `systemctl daemon-reload` when it changed something. A prev whose
+// Path is not this Unit's DropInPath (the runtime drop-in's result given
+// to a Persistent Unit, or the reverse: both files have one name) is an
+// error, and nothing changes. It needs root.
 func (u *Unit) RestoreDropIn(ctx context.Context, prev DropInResult) error {
-	if !prev.Existed {
-		_, err := u.RemoveDropIn(ctx)
-		return err
-	}
 	p, err := u.DropInPath()
 	if err != nil {
+		return err
+	}
+	if prev.Path != "" && prev.Path != p {
+		return fmt.Errorf("tomcatconf: restore drop-in: %s was changed, but this unit's drop-in is %s: left as it is", prev.Path, p)
+	}
+	if !prev.Existed {
+		_, err := u.RemoveDropIn(ctx)
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

@@ -110,8 +110,7 @@ func run(ctx context.Context, w io.Writer, c command) error {
 	case res.Kept && runErr == nil:
 		fmt.Fprintf(w, "changes kept; undo them with -revert -journal %s\n", o.Journal)
 	case len(res.Persisted) > 0:
-		fmt.Fprintf(w, "every measured change reverted; made persistent: %s (undo them with -revert -journal %s)\n",
-			strings.Join(res.Persisted, ", "), o.Journal)
+		fmt.Fprintln(w, persistedLine(res.Persisted, runErr, o.Journal))
 	default:
 		if pending := pendingSteps(o.Journal); len(pending) > 0 {
 			fmt.Fprintf(w, "reverted, except what the journal still holds (%s): run -revert -journal %s\n", strings.Join(pending, ", "), o.Journal)
@@ -120,6 +119,17 @@ func run(ctx context.Context, w io.Writer, c command) error {
 		}
 	}
 	return runErr
+}
+
+// persistedLine says which persistent writes are in force and how to undo
+// them: after a run that succeeded, or one that failed once they were
+// written (Tomcat not started again, say), which must not read as done.
+func persistedLine(persisted []string, runErr error, journal string) string {
+	list := strings.Join(persisted, ", ")
+	if runErr != nil {
+		return fmt.Sprintf("the run failed after -persist wrote %s: they are in force until -revert -journal %s", list, journal)
+	}
+	return fmt.Sprintf("every measured change reverted; made persistent: %s (undo them with -revert -journal %s)", list, journal)
 }
 
 // pendingSteps names the journal's records not reverted (a client's

@@ -237,27 +237,10 @@ func testPersistSurvivesReboot(t *testing.T) {
 	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", ifname).Run() })
 	require.NoError(t, veth8(ifname, ns))
 
-	bin := filepath.Join(t.TempDir(), "tomcat-tuning")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err = cmd.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	bin := buildStatic(t)
 	c := nspawn.ForTestContainer(t, func(c *nspawn.Container) error {
 		c.Interfaces = []string{ifname}
-		// The services' default open-files limit, below the study's.
-		// Otherwise it is PID 1's own hard limit here (the host's,
-		// 20000), which is also all the study's LimitNOFILE= can reach
-		// (it caps it there), and the JVM raises its soft limit to the
-		// hard one (HotSpot's MaxFDLimit): the default JVM would show
-		// the drop-in's figure, and the test could not tell them apart.
-		conf := filepath.Join(c.Upper, "etc", "systemd", "system.conf.d", "limits.conf")
-		if err := os.MkdirAll(filepath.Dir(conf), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(conf, []byte("[Manager]\nDefaultLimitNOFILE=4096:8192\n"), 0o644); err != nil {
-			return err
-		}
-		return copyFileMode(bin, filepath.Join(c.Upper, "usr", "local", "bin", "tomcat-tuning"), 0o755)
+		return placeStudy(c, bin)
 	})
 	reboot := func(n int) {
 		t.Helper()

@@ -49,11 +49,7 @@ func containerStudy(t *testing.T) (*nspawn.Container, int) {
 	// The study inside pins Tomcat to CPU 0 and loads from CPU 1: no
 	// other test may take a CPU offline meanwhile.
 	testutil.StableCPUs(t)
-	bin := filepath.Join(t.TempDir(), "tomcat-tuning")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	bin := buildStatic(t)
 	c := nspawn.ForTest(t, func(upper string) error {
 		return copyFileMode(bin, filepath.Join(upper, "usr", "local", "bin", "tomcat-tuning"), 0o755)
 	})
@@ -231,6 +227,7 @@ func TestIntegrationContainer(t *testing.T) {
 	t.Run("UnderSystemdStopped", testUnderSystemdStopped)
 	t.Run("UnderSystemdRefusesJVMBeside", testUnderSystemdRefusesJVMBeside)
 	t.Run("PersistSurvivesReboot", testPersistSurvivesReboot)
+	t.Run("PersistDefaultSteps", testPersistDefaultSteps)
 }
 
 // testUnderSystemd runs the study inside a container where

@@ -465,7 +465,7 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 	results, runErr := runner.Run(ctx, announce(log, steps))
 	res.Steps, res.Measured, res.LoadBound, res.Searches = results, r.measured, r.bound, r.searches
 	if runErr == nil && !o.Keep {
-		again, err := r.driftGuard(ctx, steps)
+		again, err := r.driftGuard(ctx, j, cpuHost, steps)
 		res.Again = again
 		runErr = err
 	}
@@ -664,7 +664,7 @@ func Estimate(h Host, o Options, steps []tuning.Step) time.Duration {
 		}
 		n++
 	}
-	if o.CPUMethod == MethodAffinity && n > 1 && !(h.Tomcat.Systemd() && (hasStep(steps, StepCPUs) || hasStep(steps, StepOpenFiles))) {
+	if o.CPUMethod == MethodAffinity && n > 1 {
 		n++ // the drift guard
 	}
 	per := restartAllowance + o.WarmUp + time.Duration(o.Repeat)*(o.Duration+time.Second) + o.Duration
@@ -742,10 +742,12 @@ func (r *run) persist(ctx context.Context, j *tuning.Journal, cpuHost *tuning.Ho
 // driftGuard measures the starting configuration once more, now that the
 // runner has reverted every step, so that a drift over the study (a JIT
 // still compiling, the host's neighbours) shows against the baseline.
-// Under hotplug the baseline's CPU set, and under systemd the baseline's
-// drop-in, are reverted with the rest, so the starting configuration
-// cannot be had again: it says so and measures nothing.
-func (r *run) driftGuard(ctx context.Context, steps []tuning.Step) (*loadgen.StepFigures, error) {
+// Under systemd the baseline's unit drop-in (CPUAffinity=, LimitNOFILE=)
+// was reverted with the rest: its steps are applied again through a
+// Runner on the run's journal, measured, and reverted (againUnderUnit).
+// Under hotplug the baseline's CPU set is reverted with the rest and not
+// taken offline again: it says so and measures nothing.
+func (r *run) driftGuard(ctx context.Context, j *tuning.Journal, cpuHost *tuning.Host, steps []tuning.Step) (*loadgen.StepFigures, error) {
 	if len(r.measured) < 2 {
 		return nil, nil
 	}
@@ -753,21 +755,29 @@ func (r *run) driftGuard(ctx context.Context, steps []tuning.Step) (*loadgen.Ste
 		fmt.Fprintln(r.log, "drift guard: not measured: under -cpu-method hotplug the baseline's CPUs are reverted with the other steps (use -cpu-method affinity)")
 		return nil, nil
 	}
-	if r.h.Tomcat.Systemd() && (hasStep(steps, StepCPUs) || hasStep(steps, StepOpenFiles)) {
-		fmt.Fprintln(r.log, "drift guard: not measured: the baseline's unit drop-in (CPUAffinity=, LimitNOFILE=) is reverted with the other steps")
-		return nil, nil
-	}
-	fmt.Fprintln(r.log, "== measure the baseline again (drift guard) ==")
 	r.place = InitialPlacement(r.h, r.o)
 	if hasStep(steps, StepCPUs) {
 		r.place = PlacementAfter(r.h, r.o, StepCPUs, r.place)
 	}
-	if err := r.restart(ctx); err != nil {
+	if r.h.Tomcat.Systemd() && (hasStep(steps, StepCPUs) || hasStep(steps, StepOpenFiles)) {
+		return r.againUnderUnit(ctx, j, cpuHost, steps)
+	}
+	fmt.Fprintln(r.log, "== measure the baseline again (drift guard) ==")
+	m, err := r.measureAgain(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("drift guard: %w", err)
+	}
+	return m, nil
+}
+
+// measureAgain restarts Tomcat and measures the baseline again.
+func (r *run) measureAgain(ctx context.Context) (*loadgen.StepFigures, error) {
+	if err := r.restart(ctx); err != nil {
+		return nil, err
 	}
 	m, err := r.measure(ctx, "baseline again", r.h.NIC.URL, r.jvmPID)
 	if err != nil {
-		return nil, fmt.Errorf("drift guard: %w", err)
+		return nil, err
 	}
 	return &m, nil
 }
