@@ -3,11 +3,19 @@
 package study
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/internal/cpuset"
+	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/loadgen"
 )
 
@@ -137,4 +145,101 @@ func TestCPUMethodChoiceOf(t *testing.T) {
 			assert.Contains(t, c.String(), tt.chosen+" (-cpu-method "+o.CPUMethod+": ")
 		})
 	}
+}
+
+// slowServer answers on 127.0.0.1 with workers requests at a time, each
+// taking service; the others wait for a worker. Saturated, it completes
+// workers/service requests a second, and no more than workers
+// connections raise it: the knee is at workers connections. It keeps the
+// most requests it held at once.
+type slowServer struct {
+	URL      string
+	workers  chan struct{}
+	service  time.Duration
+	inFlight atomic.Int64
+	peak     atomic.Int64
+}
+
+func startSlow(t *testing.T, workers int, service time.Duration) *slowServer {
+	t.Helper()
+	s := &slowServer{workers: make(chan struct{}, workers), service: service}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := s.inFlight.Add(1)
+		defer s.inFlight.Add(-1)
+		for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
+		}
+		select {
+		case s.workers <- struct{}{}:
+		case <-r.Context().Done():
+			return
+		}
+		time.Sleep(s.service)
+		<-s.workers
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL + "/"
+	return s
+}
+
+// TestSizeLoadPaced sizes the load to a server whose knee is known: 12
+// workers of 10 ms (1200 requests/s), from the 7 connections of one CPU.
+// Whatever the noise, the count chosen is at or past the knee; the
+// doubling went on only while the capacity grew beyond the noise band
+// and stopped at the bound or when it no longer did; and the record is
+// what was run: the counts doubled from the start, each with its runs,
+// the server never held more requests than the largest count, and more
+// than the first; every later load of the study uses the count chosen.
+func TestSizeLoadPaced(t *testing.T) {
+	testutil.StableCPUs(t)
+	const knee = 12
+	srv := startSlow(t, knee, 10*time.Millisecond)
+	o := DefaultOptions()
+	o.Repeat, o.Duration, o.WarmUp, o.WarmUpStep = 4, 500*time.Millisecond, time.Second, 250*time.Millisecond
+	var log strings.Builder
+	r := &run{h: Host{CPUs: CPUs{N: 1}}, o: o, log: &log, place: Placement{Tomcat: cpuset.Of(0)}, bound: map[string]string{}}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	require.NoError(t, r.sizeLoad(ctx, srv.URL, 0))
+	t.Logf("%s", log.String())
+	s := r.sizing
+	require.NotNil(t, s)
+	require.NotEmpty(t, s.Tried)
+
+	assert.Equal(t, StartConnections(1, 1), s.Start)
+	assert.Equal(t, ConnectionsBound(s.Start), s.Bound)
+	assert.GreaterOrEqual(t, s.Connections, knee, "the count chosen is at or past the knee")
+	assert.Equal(t, s.Connections, r.o.Connections, "the study's loads use the count chosen")
+	assert.Equal(t, s.Connections, r.o.LoadConfig(srv.URL).Connections)
+
+	runs := sizingRuns(o.Repeat, o.Alpha)
+	for i, try := range s.Tried {
+		want := s.Start
+		if i > 0 {
+			want = min(2*s.Tried[i-1].Connections, s.Bound)
+		}
+		assert.Equal(t, want, try.Connections, "count %d", i)
+		assert.Len(t, try.Runs, runs, "%d connections", try.Connections)
+		assert.Equal(t, loadgen.SpreadOf(try.Runs).Median, try.Capacity)
+		assert.Empty(t, try.LoadBound, "%d connections: a light load", try.Connections)
+		assert.False(t, try.KeptUp, "%d connections: 500000 req/s offered", try.Connections)
+		if i == 0 {
+			assert.Nil(t, try.Growth)
+			continue
+		}
+		require.NotNil(t, try.Growth, "%d connections", try.Connections)
+		if i < len(s.Tried)-1 {
+			assert.True(t, grows(*try.Growth), "doubled again after %d connections only on a growth: %s", try.Connections, try.Growth)
+		}
+	}
+	last := s.Tried[len(s.Tried)-1]
+	atBound := last.Connections == s.Bound
+	assert.True(t, atBound || (len(s.Tried) > 1 && !grows(*last.Growth)),
+		"stopped at the bound or when the capacity no longer grew beyond the band: %s", s.Why)
+	assert.Equal(t, !atBound, s.Saturated, s.Why)
+	assert.Contains(t, log.String(), "load: "+s.Text()+"\n")
+
+	peak := int(srv.peak.Load())
+	assert.LessOrEqual(t, peak, last.Connections, "no more requests at once than connections")
+	assert.Greater(t, peak, s.Start, "the doubled counts were run")
 }
