@@ -10,9 +10,9 @@
 // its internal/study package, which composes the nettune packages:
 //
 //	go run ./examples/tomcat-tuning                    # discover, plan, measure a baseline; changes nothing
-//	go run ./examples/tomcat-tuning -apply -cpu-method affinity   # run the steps, measure each, revert at the end
+//	go run ./examples/tomcat-tuning -apply             # run the steps, measure each, revert at the end
 //	go run ./examples/tomcat-tuning -apply -load-host u@client    # the same, the load from a client over ssh
-//	go run ./examples/tomcat-tuning -apply -cpu-method affinity -keep   # leave the tuned state in place
+//	go run ./examples/tomcat-tuning -apply -keep       # leave the tuned state in place
 //	go run ./examples/tomcat-tuning -revert            # undo what an earlier (killed) run left
 //
 // -h lists every flag with its default, -version the module and VCS
@@ -25,17 +25,26 @@
 // capacity runs' offered rate; -latency-rate the latency run's, common to
 // every step. A bare duration is seconds (-duration 60, as wrk2's -d60).
 //
-// A load on this host (in the study's own process, or in a network
-// namespace with -load-netns) under -cpu-method hotplug (the default)
-// would run on Tomcat's CPUs: -apply refuses it, naming -load-host (one
-// client or several, comma-separated, one shard each), -cpu-method
-// affinity, and -load-shares-cpus, which measures anyway and marks every
-// figure.
+// -cpu-method auto (the default) restricts Tomcat's CPUs by affinity when
+// the load runs on this host (in the study's own process, or in a network
+// namespace with -load-netns), the load generator pinned to the other
+// CPUs, and by hotplug, as the guide does, when it runs on -load-host's
+// clients; the output and -json say which and why. A given -cpu-method
+// hotplug with a load on this host would run it on Tomcat's CPUs: -apply
+// refuses it, naming -load-host (one client or several, comma-separated,
+// one shard each), -cpu-method affinity, and -load-shares-cpus, which
+// measures anyway and marks every figure.
+//
+// -connections 0 (the default) sizes the load to the server on the
+// baseline: from Tomcat's CPUs at the guide's ratio (wrk2 -c1280 on 192
+// CPUs), doubled while the capacity grows beyond the noise band, up to 32
+// times the start (at most 8192); the count kept and whether the server
+// saturated are printed and in -json's "load".
 //
 // Steps, in the guide's order (-steps picks and orders them): iommu (the
 // GRUB_CMDLINE_LINUX diff; always skipped, "reboot required" — the study
-// never edits the boot configuration), cpus (hotplug, or JVM affinity with
-// -cpu-method affinity), open-files, access-log, threads (sized from a
+// never edits the boot configuration), cpus (hotplug, or JVM affinity),
+// open-files, access-log, threads (sized from a
 // thread census of the JVM under the baseline's load), nic-queues,
 // numa-local. The first three form the baseline.
 //

@@ -45,13 +45,15 @@ func parseArgs(args []string, stdout io.Writer) (command, error) {
 	fs.StringVar(&o.Port, "port", "", "port of the HTTP Connector to tune (default: the first HTTP/1.1 Connector's)")
 	fs.StringVar(&o.URL, "url", "", "URL to measure (default: http://127.0.0.1:PORT"+loadgen.HelloWorldPath+")")
 	fs.IntVar(&o.CPUs, "cpus", o.CPUs, "CPUs to give Tomcat (capped to the host's)")
-	fs.StringVar(&o.CPUMethod, "cpu-method", o.CPUMethod, "how to restrict Tomcat's CPUs: "+study.MethodHotplug+" (the guide's) or "+study.MethodAffinity)
+	fs.StringVar(&o.CPUMethod, "cpu-method", o.CPUMethod, "how to restrict Tomcat's CPUs: "+study.MethodAuto+" ("+study.MethodAffinity+" when the load runs on this host, the CPUs split between Tomcat and the load; "+
+		study.MethodHotplug+" with -load-host, as the guide does), "+study.MethodHotplug+" (the guide's: the other CPUs offline) or "+study.MethodAffinity+" (the JVM pinned)")
 	fs.Float64Var(&o.CapacityRate, "capacity-rate", o.CapacityRate, "requests/s offered by each capacity run, far above what Tomcat answers: the guide's wrk2 -R")
 	fs.IntVar(&o.Repeat, "repeat", o.Repeat, "capacity runs per step: the table shows their median and range, and tests each uplift on them")
 	fs.Float64Var(&o.Alpha, "alpha", o.Alpha, "significance level of the uplifts' Mann-Whitney U test (benchstat's -alpha)")
 	fs.BoolVar(&search, "search", search, "measure candidates where the guide applies a rule (maxThreads: CPUs-1, the census, 2x and 4x CPUs, the pool before; NIC queues: 1, CPUs/2, CPUs, the maximum) and keep the best; -search=false applies the guide's rules exactly")
 	fs.Float64Var(&o.Rate, "latency-rate", o.Rate, fmt.Sprintf("requests/s of the latency run, one rate common to every step, below capacity; not the guide's wrk2 -R, which is -capacity-rate (0: %.0f%% of the baseline's capacity)", 100*study.DefaultLatencyShare))
-	fs.IntVar(&o.Connections, "connections", o.Connections, "load connections (wrk2 -c)")
+	fs.IntVar(&o.Connections, "connections", o.Connections, fmt.Sprintf("load connections (wrk2 -c); 0 sizes the load to the server: from Tomcat's CPUs at the guide's -c%d for %d CPUs, doubled on the baseline while the capacity grows beyond the noise band, up to %d× the start (at most %d)",
+		study.GuideConnections, study.GuideCPUs, 1<<study.SizingDoublings, study.MaxSizedConnections))
 	cliflag.DurationVar(fs, &o.Duration, "duration", o.Duration, "length of each capacity run and of the latency run, a `duration` (wrk2 -d: 60 is 60s)")
 	cliflag.DurationVar(fs, &o.WarmUp, "warmup", o.WarmUp, "longest warm-up before each step's measurement, a `duration`: closed-loop runs until the rate stops climbing (0: none)")
 	cliflag.DurationVar(fs, &o.WarmUpStep, "warmup-interval", o.WarmUpStep, "length of each warm-up run, a `duration`")

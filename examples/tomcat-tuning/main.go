@@ -83,7 +83,7 @@ func run(ctx context.Context, w io.Writer, c command) error {
 		cmp := res.Comparison()
 		fmt.Fprint(w, cmp.Text())
 		fmt.Fprint(w, res.LoadBoundText())
-		fmt.Fprint(w, study.Legend(o, cmp))
+		fmt.Fprint(w, study.Legend(res.Used(o), cmp))
 		fmt.Fprintln(w, "-apply runs the plan, measuring after each step")
 		return nil
 	}
@@ -98,7 +98,7 @@ func run(ctx context.Context, w io.Writer, c command) error {
 		cmp := res.Comparison()
 		fmt.Fprint(w, cmp.Text())
 		fmt.Fprint(w, res.LoadBoundText())
-		fmt.Fprint(w, study.Legend(o, cmp))
+		fmt.Fprint(w, study.Legend(res.Used(o), cmp))
 		if d, ok := res.Drift(); ok {
 			fmt.Fprint(w, d.Text())
 		}

@@ -127,6 +127,7 @@ func TestPlanGuideFixture(t *testing.T) {
 		`+GRUB_CMDLINE_LINUX="iommu.strict=1 iommu.passthrough=0"`,
 		"skipped: reboot required",
 		"Tomcat CPUs: 0-7 (8, by hotplug)",
+		"CPU method: hotplug (-cpu-method auto: a fixture -root, where no load runs: the guide's method, for its plan)",
 		"unchanged: online CPUs already 0-7",
 		`+        <!--<Valve className="org.apache.catalina.valves.AccessLogValve" directory="logs"`,
 		"maxThreads=7 from the guide's CPUs - 1 = 7",
@@ -196,11 +197,11 @@ func TestBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-cpu-method", "taskset"}, `-cpu-method "taskset": want hotplug or affinity`},
+		{[]string{"-cpu-method", "taskset"}, `-cpu-method "taskset": want auto, hotplug or affinity`},
 		{[]string{"-cpus", "0"}, "-cpus 0: want 1 or more"},
 		{[]string{"-root", "/tmp", "-apply"}, "cannot be used with -root"},
 		// Issue 25: a local load under hotplug runs on Tomcat's CPUs.
-		{[]string{"-apply"}, "-apply with -cpu-method hotplug and the load in this process: the load generator would run on Tomcat's CPUs"},
+		{[]string{"-apply", "-cpu-method", "hotplug"}, "-apply with -cpu-method hotplug and the load in this process: the load generator would run on Tomcat's CPUs"},
 	} {
 		out, err := runProgram(t, ctx, tc.args...)
 		assert.Error(t, err)
@@ -537,7 +538,7 @@ func TestApplyHotplug(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	args := []string{"-apply", "-cpus", "1",
+	args := []string{"-apply", "-cpu-method", "hotplug", "-cpus", "1",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-journal", filepath.Join(t.TempDir(), "j"), "-steps", "cpus",
 		"-repeat", "2", "-duration", "1s", "-warmup", "500ms", "-latency-rate", "300", "-connections", "8"}

@@ -51,7 +51,10 @@ type CPUs struct {
 	// for a local load generator (affinity only).
 	N            int
 	Tomcat, Load tuning.CPUSet
-	Method       string
+	// Method is the CPU method used (Options.Method), Choice how it was
+	// chosen.
+	Method string
+	Choice CPUMethodChoice
 	// Pick is where Tomcat's CPUs are: the NUMA nodes they lie on (one
 	// unless no node has N online CPUs) and why those (chooseCPUs).
 	Pick numa.CompactPick
@@ -181,13 +184,14 @@ func Discover(ctx context.Context, o Options) (Host, error) {
 // there are more of them than N (the step is then skipped with the
 // reason).
 func (c *CPUs) chooseCPUs(o Options, live bool, nc NIC, fixed tuning.CPUSet) {
-	c.Online, c.Method = c.Topology.Online, o.CPUMethod
+	c.Choice = CPUMethodChoiceOf(o)
+	c.Online, c.Method = c.Topology.Online, c.Choice.Chosen
 	c.N = o.CPUs
 	if have := c.Online.Len(); c.N > have {
 		c.Notes = append(c.Notes, fmt.Sprintf("-cpus %d capped to the %d online CPUs of this host", o.CPUs, have))
 		c.N = have
 	}
-	if o.CPUMethod == MethodAffinity && live && o.LoadHost == "" && c.N >= c.Online.Len() && c.Online.Len() > 1 {
+	if o.Method() == MethodAffinity && live && o.LoadHost == "" && c.N >= c.Online.Len() && c.Online.Len() > 1 {
 		c.N = c.Online.Len() - 1
 		c.Notes = append(c.Notes, fmt.Sprintf("affinity: Tomcat gets %d CPU(s) so that the local load generator has the rest", c.N))
 	}
@@ -195,7 +199,7 @@ func (c *CPUs) chooseCPUs(o Options, live bool, nc NIC, fixed tuning.CPUSet) {
 	if nc.Name != "" {
 		opts.Device = &numa.Device{Name: nc.Name, Node: nc.Node, Virtual: nc.Virtual}
 	}
-	if o.CPUMethod == MethodHotplug && fixed.Len() <= c.N {
+	if o.Method() == MethodHotplug && fixed.Len() <= c.N {
 		opts.Include = fixed.Intersect(c.Online)
 	}
 	pick, err := c.Topology.PickCompact(c.N, opts)

@@ -30,6 +30,7 @@ func WriteHost(w io.Writer, h Host) {
 		fmt.Fprintf(w, "; load generator CPUs: %s", c.Load)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "CPU method: %s\n", c.Choice)
 	writeTomcat(w, h)
 	writeNIC(w, h.NIC, h.Live)
 	writeBoot(w, h.Boot)

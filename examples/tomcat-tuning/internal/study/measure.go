@@ -38,17 +38,12 @@ func (r *run) measure(ctx context.Context, name, target string, pid int) (loadge
 			return loadgen.StepFigures{}, fmt.Errorf("pin the load generator: %w", err)
 		}
 	}
-	wo := &loadgen.WarmUpOptions{Interval: r.o.WarmUpStep, Max: r.o.WarmUp, Runs: warmupRuns}
-	if pid > 0 {
-		// A JVM pinned to one CPU compiles on that CPU: the warm-up is
-		// settled only once its JIT compilers are quiet too.
-		if meter, err := tomcatconf.NewJITMeter(pid, nil); err == nil {
-			wo.CompilerShare = meter.CompilerShare
+	if name == "baseline" && r.o.Connections == 0 {
+		if err := r.sizeLoad(ctx, target, pid); err != nil {
+			return loadgen.StepFigures{}, err
 		}
 	}
-	var lastShare float64
-	var jit bool
-	wo.OnRun = func(run loadgen.WarmUpRun) { lastShare, jit = run.CompilerShare, run.JIT }
+	wo, reportWarmUp := r.warmUpOptions(pid)
 	opts := &loadgen.StepOptions{
 		Name:        name,
 		SkipWarmUp:  r.o.WarmUp == 0,
@@ -58,23 +53,7 @@ func (r *run) measure(ctx context.Context, name, target string, pid int) (loadge
 		PID:         pid,
 		CPUs:        r.place.Tomcat.Len(),
 		Run:         r.runLoad,
-		OnWarmUp: func(wu *loadgen.WarmUpResult) {
-			verdict := fmt.Sprintf("the last %d within %g%%", warmupRuns, loadgen.DefaultWarmUpTolerance)
-			if !wu.Stable {
-				verdict = fmt.Sprintf("still changing by more than %g%% at the -warmup limit", loadgen.DefaultWarmUpTolerance)
-			}
-			if jit {
-				verdict += fmt.Sprintf("; JIT compilers %.1f%% of the JVM's CPU in the last run", 100*lastShare)
-				if wu.Stable && !wu.Settled {
-					verdict += fmt.Sprintf(" (above %g%%: still compiling)", 100*loadgen.DefaultMaxCompilerShare)
-				}
-			}
-			if !wu.Settled {
-				verdict += ": unsettled, its uplifts are not called significant"
-			}
-			fmt.Fprintf(r.log, "%s: warm-up %s, closed loop on %d connections: %s req/s, %s\n",
-				name, wu.Loaded, r.o.Connections, joinRates(wu.Rates), verdict)
-		},
+		OnWarmUp:    func(wu *loadgen.WarmUpResult) { reportWarmUp(name, wu) },
 		OnCapacity: func(c *loadgen.Capacity) {
 			runs := make([]float64, len(c.Runs))
 			for i, res := range c.Runs {
@@ -113,6 +92,39 @@ func (r *run) measure(ctx context.Context, name, target string, pid int) (loadge
 		fmt.Fprintf(r.log, "%s: %s: the load generator, not Tomcat, limited this step's figure\n", name, why)
 	}
 	return m, nil
+}
+
+// warmUpOptions are the warm-up options of a measurement of the JVM pid
+// (0: none to watch), with the function that prints a warm-up's outcome.
+func (r *run) warmUpOptions(pid int) (*loadgen.WarmUpOptions, func(name string, wu *loadgen.WarmUpResult)) {
+	wo := &loadgen.WarmUpOptions{Interval: r.o.WarmUpStep, Max: r.o.WarmUp, Runs: warmupRuns}
+	if pid > 0 {
+		// A JVM pinned to one CPU compiles on that CPU: the warm-up is
+		// settled only once its JIT compilers are quiet too.
+		if meter, err := tomcatconf.NewJITMeter(pid, nil); err == nil {
+			wo.CompilerShare = meter.CompilerShare
+		}
+	}
+	var lastShare float64
+	var jit bool
+	wo.OnRun = func(run loadgen.WarmUpRun) { lastShare, jit = run.CompilerShare, run.JIT }
+	return wo, func(name string, wu *loadgen.WarmUpResult) {
+		verdict := fmt.Sprintf("the last %d within %g%%", warmupRuns, loadgen.DefaultWarmUpTolerance)
+		if !wu.Stable {
+			verdict = fmt.Sprintf("still changing by more than %g%% at the -warmup limit", loadgen.DefaultWarmUpTolerance)
+		}
+		if jit {
+			verdict += fmt.Sprintf("; JIT compilers %.1f%% of the JVM's CPU in the last run", 100*lastShare)
+			if wu.Stable && !wu.Settled {
+				verdict += fmt.Sprintf(" (above %g%%: still compiling)", 100*loadgen.DefaultMaxCompilerShare)
+			}
+		}
+		if !wu.Settled {
+			verdict += ": unsettled, its uplifts are not called significant"
+		}
+		fmt.Fprintf(r.log, "%s: warm-up %s, closed loop on %d connections: %s req/s, %s\n",
+			name, wu.Loaded, r.o.Connections, joinRates(wu.Rates), verdict)
+	}
 }
 
 // noteBound keeps the first reason the generator limited one of step's

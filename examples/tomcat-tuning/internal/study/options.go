@@ -33,14 +33,18 @@ const (
 	DefaultCapacityRate = loadgen.DefaultCapacityRate
 	DefaultRepeat       = loadgen.DefaultRepeat // enough runs for the U test to answer
 	DefaultAlpha        = loadgen.DefaultAlpha
-	DefaultConnections  = 64
-	DefaultDuration     = 5 * time.Second
-	DefaultWarmUp       = loadgen.DefaultWarmUpMax
-	DefaultWarmUpStep   = loadgen.DefaultWarmUpInterval
-	DefaultCPUs         = 8
+	// DefaultConnections 0 sizes the load to the server (SizeLoad):
+	// from Tomcat's CPU count, doubled on the baseline until the
+	// capacity stops growing.
+	DefaultConnections = 0
+	DefaultDuration    = 5 * time.Second
+	DefaultWarmUp      = loadgen.DefaultWarmUpMax
+	DefaultWarmUpStep  = loadgen.DefaultWarmUpInterval
+	DefaultCPUs        = 8
 )
 
-// How the study restricts Tomcat's CPUs (Options.CPUMethod).
+// How the study restricts Tomcat's CPUs (Options.CPUMethod; MethodAuto
+// picks one of them).
 const (
 	MethodHotplug  = "hotplug"  // the guide's: other CPUs offline
 	MethodAffinity = "affinity" // the JVM pinned; the host unchanged
@@ -62,14 +66,16 @@ type Options struct {
 	// HelloWorld page on the Connector).
 	Home, Base, Port, URL string
 	// CPUs is the CPU count the guide's steps give Tomcat, capped to the
-	// host's; CPUMethod is MethodHotplug or MethodAffinity.
+	// host's; CPUMethod is MethodAuto (the default: Method resolves it
+	// from where the load runs), MethodHotplug or MethodAffinity.
 	CPUs      int
 	CPUMethod string
 	// The measurement: Rate is the common latency rate (0: a share of
 	// the baseline's capacity), CapacityRate the offered rate of the
 	// Repeat saturating runs, each Duration long on Connections
-	// connections, after a warm-up of at most WarmUp in runs of
-	// WarmUpStep (WarmUp 0: none).
+	// connections (0: sized to the server on the baseline, SizeLoad),
+	// after a warm-up of at most WarmUp in runs of WarmUpStep (WarmUp 0:
+	// none).
 	Rate, CapacityRate  float64
 	Repeat, Connections int
 	// Alpha is the significance level of the uplifts' Mann-Whitney U
@@ -115,7 +121,7 @@ type Options struct {
 
 // DefaultOptions returns the options with every default.
 func DefaultOptions() Options {
-	return Options{Journal: DefaultJournal(), Steps: StepNames(), CPUs: DefaultCPUs, CPUMethod: MethodHotplug,
+	return Options{Journal: DefaultJournal(), Steps: StepNames(), CPUs: DefaultCPUs, CPUMethod: MethodAuto,
 		Rate: DefaultRate, CapacityRate: DefaultCapacityRate, Repeat: DefaultRepeat, Alpha: DefaultAlpha, Connections: DefaultConnections,
 		Duration: DefaultDuration, WarmUp: DefaultWarmUp, WarmUpStep: DefaultWarmUpStep, Root: "/", Search: SearchOn}
 }
@@ -173,8 +179,8 @@ func (o Options) Check() error {
 // looking at the host.
 func (o Options) checkValues() error {
 	switch {
-	case o.CPUMethod != MethodHotplug && o.CPUMethod != MethodAffinity:
-		return fmt.Errorf("-cpu-method %q: want %s or %s", o.CPUMethod, MethodHotplug, MethodAffinity)
+	case o.CPUMethod != MethodAuto && o.CPUMethod != MethodHotplug && o.CPUMethod != MethodAffinity:
+		return fmt.Errorf("-cpu-method %q: want %s, %s or %s", o.CPUMethod, MethodAuto, MethodHotplug, MethodAffinity)
 	case o.CPUs < 1:
 		return fmt.Errorf("-cpus %d: want 1 or more", o.CPUs)
 	case o.Search != SearchOn && o.Search != SearchOff:
@@ -187,8 +193,8 @@ func (o Options) checkValues() error {
 		return fmt.Errorf("-latency-rate %g: want requests/s > 0, or 0 for %.0f%% of the baseline's capacity", o.Rate, 100*DefaultLatencyShare)
 	case !(o.Alpha > 0 && o.Alpha < 1):
 		return fmt.Errorf("-alpha %g: want a significance level between 0 and 1, such as 0.05", o.Alpha)
-	case o.Connections < 1:
-		return fmt.Errorf("-connections %d: want 1 or more", o.Connections)
+	case o.Connections < 0:
+		return fmt.Errorf("-connections %d: want 1 or more, or 0 to size the load to the server", o.Connections)
 	case o.Duration <= 0:
 		return fmt.Errorf("-duration %s: want > 0", o.Duration)
 	case o.WarmUp < 0:
@@ -242,7 +248,7 @@ func (o Options) loadWhere() string {
 // (Affinity with no CPU left is refused by Apply, which knows the host's
 // CPUs.)
 func (o Options) checkLocalLoad() error {
-	if o.Apply && o.LoadHost == "" && o.CPUMethod == MethodHotplug && !o.LoadSharesCPUs {
+	if o.Apply && o.LoadHost == "" && o.Method() == MethodHotplug && !o.LoadSharesCPUs {
 		return fmt.Errorf("-apply with -cpu-method %s and %s: %w (hotplug takes the other CPUs offline): %s",
 			MethodHotplug, o.loadWhere(), ErrLoadSharesCPUs, loadFix)
 	}
@@ -253,9 +259,9 @@ func (o Options) checkLocalLoad() error {
 // when the host leaves no CPU beside Tomcat's for the load (one online
 // CPU).
 func checkLoadCPUs(h Host, o Options) error {
-	if sharesCPUs(h, o) && o.CPUMethod == MethodAffinity && !o.LoadSharesCPUs {
+	if sharesCPUs(h, o) && o.Method() == MethodAffinity && !o.LoadSharesCPUs {
 		return fmt.Errorf("-apply with -cpu-method %s gives Tomcat CPUs %s, every online CPU (%s), and %s: %w: %s",
-			MethodAffinity, h.CPUs.Tomcat, h.CPUs.Online, o.loadWhere(), ErrLoadSharesCPUs, loadFix)
+			methodGiven(o), h.CPUs.Tomcat, h.CPUs.Online, o.loadWhere(), ErrLoadSharesCPUs, loadFix)
 	}
 	return nil
 }
@@ -267,7 +273,7 @@ func sharesCPUs(h Host, o Options) bool {
 	if o.LoadHost != "" {
 		return false
 	}
-	return o.CPUMethod == MethodHotplug || (o.CPUMethod == MethodAffinity && h.CPUs.Load.IsEmpty())
+	return o.Method() == MethodHotplug || (o.Method() == MethodAffinity && h.CPUs.Load.IsEmpty())
 }
 
 // SharedCPUsText is the mark of a run whose load ran on Tomcat's CPUs
@@ -278,7 +284,16 @@ func SharedCPUsText(h Host, o Options) string {
 		return ""
 	}
 	return fmt.Sprintf("the load generator ran on Tomcat's CPUs %s (-load-shares-cpus, -cpu-method %s): every figure measures Tomcat and the generator together",
-		h.CPUs.Tomcat, o.CPUMethod)
+		h.CPUs.Tomcat, methodGiven(o))
+}
+
+// methodGiven names the CPU method for a message: "affinity", or "auto
+// (affinity)" when auto chose it.
+func methodGiven(o Options) string {
+	if o.CPUMethod == MethodAuto {
+		return fmt.Sprintf("%s (%s)", MethodAuto, o.Method())
+	}
+	return o.CPUMethod
 }
 
 // checkOutput checks, before the study runs, that an output file can be
@@ -318,7 +333,7 @@ func (o Options) checkLoadHostValues() error {
 	if err != nil {
 		return err
 	}
-	if o.Connections < len(hosts) {
+	if o.Connections != 0 && o.Connections < len(hosts) {
 		return fmt.Errorf("-connections %d: the %d clients of -load-host split the connections: want %d or more", o.Connections, len(hosts), len(hosts))
 	}
 	switch {

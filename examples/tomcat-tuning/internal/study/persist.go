@@ -104,7 +104,7 @@ func PlanPersist(h Host, o Options, f *Findings, keep []string) (Persistence, er
 	cpuKept := kept(StepCPUs) || kept(StepNUMALocal)
 	var dropIn tomcatconf.DropIn
 	switch {
-	case cpuKept && o.CPUMethod == MethodHotplug:
+	case cpuKept && o.Method() == MethodHotplug:
 		// At boot every present CPU comes up: keep all but Tomcat's off.
 		off := h.CPUs.Summary.Online.Union(h.CPUs.Summary.Offline).Difference(place.Tomcat)
 		if p.Tuned {

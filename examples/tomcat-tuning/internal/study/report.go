@@ -50,6 +50,12 @@ type Document struct {
 	// SharedCPUs, when set, says the load ran on Tomcat's CPUs
 	// (-load-shares-cpus): no figure is Tomcat's alone.
 	SharedCPUs string `json:"load_shares_cpus,omitempty"`
+	// CPUMethod is how Tomcat's CPUs were restricted and why (-cpu-method
+	// auto's choice).
+	CPUMethod *CPUMethodChoice `json:"cpu_method,omitempty"`
+	// Load is the load sizing of the baseline: the count used, whether
+	// the server saturated, every count tried; absent with -connections.
+	Load *LoadSizing `json:"load,omitempty"`
 }
 
 // StepJSON is one step: measured (with its figures), unchanged, skipped
@@ -132,11 +138,15 @@ const (
 
 // LoadBoundText lists the measured steps whose figures the load
 // generator limited, one line each, for under the step table, after the
-// mark of a load on Tomcat's CPUs (SharedCPUs); "" when none.
+// mark of a load on Tomcat's CPUs (SharedCPUs) and of a load sizing that
+// did not saturate the server; "" when none.
 func (r Results) LoadBoundText() string {
 	var b strings.Builder
 	if r.SharedCPUs != "" {
 		fmt.Fprintf(&b, "every step: %s\n", r.SharedCPUs)
+	}
+	if r.Load != nil && !r.Load.Saturated {
+		fmt.Fprintf(&b, "every step: load sized to %s\n", r.Load.Text())
 	}
 	for _, m := range r.Measured {
 		if why := r.LoadBound[m.Name]; why != "" {
@@ -153,12 +163,16 @@ func (r Results) LoadBoundText() string {
 // applied but has no measurement, unchanged or skipped as the runner said.
 func DocumentOf(o Options, res Results) Document {
 	cmp := res.Comparison()
+	o = res.Used(o)
 	rows := map[string]loadgen.StepRow{}
 	for _, r := range cmp.Rows {
 		rows[r.Name] = r
 	}
 	doc := Document{CapacityRate: o.CapacityRate, Repeat: o.Repeat, Connections: o.Connections, Duration: o.Duration.Seconds(),
-		Alpha: cmp.Options.Alpha, Searches: res.Searches, SharedCPUs: res.SharedCPUs}
+		Alpha: cmp.Options.Alpha, Searches: res.Searches, SharedCPUs: res.SharedCPUs, Load: res.Load}
+	if res.CPUMethod.Chosen != "" {
+		doc.CPUMethod = &res.CPUMethod
+	}
 	if d, ok := res.Drift(); ok {
 		doc.Drift = &d
 	}

@@ -91,6 +91,9 @@ func TestDocument(t *testing.T) {
 	assert.NotContains(t, back.Steps[6], "capacity_rps")
 }
 
+// hotplugApply asks -apply with the guide's hotplug.
+func hotplugApply(o *Options) { o.Apply, o.CPUMethod = true, MethodHotplug }
+
 // TestCheck: every option is checked in one place, before anything runs.
 func TestCheck(t *testing.T) {
 	require.NoError(t, DefaultOptions().Check())
@@ -98,17 +101,18 @@ func TestCheck(t *testing.T) {
 		set  func(*Options)
 		want string
 	}{
-		{func(o *Options) { o.CPUMethod = "magic" }, `-cpu-method "magic": want hotplug or affinity`},
+		{func(o *Options) { o.CPUMethod = "magic" }, `-cpu-method "magic": want auto, hotplug or affinity`},
+		{func(o *Options) { o.Connections = -1 }, "-connections -1: want 1 or more, or 0 to size the load to the server"},
 		{func(o *Options) { o.CPUs = 0 }, "-cpus 0: want 1 or more"},
 		{func(o *Options) { o.Search = "maybe" }, `-search "maybe": want on (measure candidates where the guide applies a rule) or off`},
 		{func(o *Options) { o.Repeat = 0 }, "-repeat 0: want 1 or more"},
 		{func(o *Options) { o.Apply, o.Root = true, "/tmp" }, "cannot be used with -root"},
 		{func(o *Options) { o.Steps = []string{"nope"} }, `-steps: unknown step "nope"`},
 		// Issue 25, item 5: a local load under hotplug runs on Tomcat's CPUs.
-		{func(o *Options) { o.Apply = true }, "-apply with -cpu-method hotplug and the load in this process: the load generator would run on Tomcat's CPUs"},
-		{func(o *Options) { o.Apply = true }, "-load-host [USER@]HOST[:PORT]"},
-		{func(o *Options) { o.Apply = true }, "or measure anyway with -load-shares-cpus"},
-		{func(o *Options) { o.Apply = true }, "-cpu-method affinity with CPUs left for the load"},
+		{hotplugApply, "-apply with -cpu-method hotplug and the load in this process: the load generator would run on Tomcat's CPUs"},
+		{hotplugApply, "-load-host [USER@]HOST[:PORT]"},
+		{hotplugApply, "or measure anyway with -load-shares-cpus"},
+		{hotplugApply, "-cpu-method affinity with CPUs left for the load"},
 		{func(o *Options) { o.LoadNetNS = "../cli" }, `-load-netns "../cli": want the name of a namespace in /run/netns`},
 		{func(o *Options) { o.LoadNetNS = ".." }, "want the name of a namespace"},
 		// Issue 24, case 7: checked before the host changes, not after.
@@ -138,6 +142,8 @@ func TestCheck(t *testing.T) {
 	assert.ErrorContains(t, o.Check(), "create it with `ip netns add nettune-missing-namespace`")
 	o = DefaultOptions()
 	o.Apply = true
+	assert.NoError(t, o.Check(), "-cpu-method auto: affinity for a load on this host")
+	o.CPUMethod = MethodHotplug
 	assert.ErrorIs(t, o.Check(), ErrLoadSharesCPUs)
 	o.CPUMethod = MethodAffinity
 	assert.NoError(t, o.Check(), "affinity leaves CPUs for the load (Apply checks there are some)")
@@ -281,19 +287,26 @@ func TestDocumentVerdicts(t *testing.T) {
 // TestEstimate: the defaults' whole study on this machine's shape (one
 // CPU for Tomcat, only lo, one NUMA node: the baseline, access-log,
 // threads with two candidates besides the rule and the pool before, one
-// for the census, the drift guard) stays within about 12 minutes; steps
-// the host skips cost nothing.
+// for the census, the drift guard) and the load sizing's every count up
+// to its bound stays within about 13 minutes; steps the host skips cost
+// nothing, and a given -connections no sizing.
 func TestEstimate(t *testing.T) {
 	o := DefaultOptions()
 	o.CPUMethod = MethodAffinity
 	h := Host{CPUs: CPUs{N: 1}, NIC: NIC{Name: "lo", Virtual: true, Node: -1}}
 	steps, err := Steps(h, o, nil)
 	require.NoError(t, err)
+	// The sizing: a 30 s warm-up, then 6 counts (the start and 5
+	// doublings) × 4 runs × (5 s + 1 s).
+	sizing := 30*time.Second + 6*4*6*time.Second
 	// 7 measurements × (10 s + 30 s + 6 × 6 s + 5 s) + the census.
-	assert.Equal(t, 7*81*time.Second+5500*time.Millisecond, Estimate(h, o, steps))
-	assert.Less(t, Estimate(h, o, steps), 12*time.Minute)
+	assert.Equal(t, 7*81*time.Second+5500*time.Millisecond+sizing, Estimate(h, o, steps))
+	assert.Less(t, Estimate(h, o, steps), 13*time.Minute)
 	o.Search = SearchOff
-	assert.Equal(t, 4*81*time.Second+5500*time.Millisecond, Estimate(h, o, steps), "the rules alone")
+	assert.Equal(t, 4*81*time.Second+5500*time.Millisecond+sizing, Estimate(h, o, steps), "the rules alone")
+	o.Connections = 64
+	assert.Equal(t, 4*81*time.Second+5500*time.Millisecond, Estimate(h, o, steps), "-connections: no sizing")
+	o.Connections = 0
 
 	// An 8-queue veth and 2 CPUs: nic-queues is measured, and searched
 	// over 1 and 8 besides the rule.
@@ -301,5 +314,5 @@ func TestEstimate(t *testing.T) {
 	h.CPUs.N, h.NIC.Channels = 2, &nic.Channels{MaxRX: 8, MaxTX: 8, RX: 8, TX: 8}
 	// threads: 1 (rule), 4, 8, 200 (before) + the census: 3 more; nic-queues:
 	// 2 (rule), 1, 8 (before): 1 more.
-	assert.Equal(t, (1+1+1+3+1+1+1)*81*time.Second+5500*time.Millisecond, Estimate(h, o, steps))
+	assert.Equal(t, (1+1+1+3+1+1+1)*81*time.Second+5500*time.Millisecond+sizing, Estimate(h, o, steps))
 }

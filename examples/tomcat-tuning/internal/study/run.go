@@ -55,6 +55,20 @@ type Results struct {
 	// SharedCPUs, when set, says the load ran on Tomcat's CPUs
 	// (Options.LoadSharesCPUs, SharedCPUsText): it marks every figure.
 	SharedCPUs string
+	// CPUMethod is how Tomcat's CPUs were restricted, and why.
+	CPUMethod CPUMethodChoice
+	// Load is the load sizing of the baseline; nil when -connections
+	// was given (or nothing was measured).
+	Load *LoadSizing
+}
+
+// Used returns o as the run used it: Connections the count the load
+// sizing chose, when it ran.
+func (r Results) Used(o Options) Options {
+	if r.Load != nil {
+		o.Connections = r.Load.Connections
+	}
+	return o
 }
 
 // Comparison is the step table of the measured figures, every uplift
@@ -100,6 +114,9 @@ type run struct {
 	clients *Clients
 	// searches are the searches done so far.
 	searches []Search
+	// sizing is the load sizing of the baseline (-connections 0); nil
+	// until done, or when -connections was given.
+	sizing *LoadSizing
 }
 
 func newRun(h Host, o Options, log io.Writer) *run {
@@ -166,7 +183,7 @@ func Plan(ctx context.Context, h Host, o Options, log io.Writer) (Results, error
 	if err != nil {
 		return Results{}, err
 	}
-	return Results{Measured: []loadgen.StepFigures{m}, LoadBound: r.bound}, nil
+	return Results{Measured: []loadgen.StepFigures{m}, LoadBound: r.bound, CPUMethod: h.CPUs.Choice, Load: r.sizing}, nil
 }
 
 func indent(s string) string {
@@ -365,12 +382,12 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 		return Results{}, err
 	}
 	r := newRun(h, o, log)
-	r.pinLoad = o.CPUMethod == MethodAffinity && o.LoadHost == ""
+	r.pinLoad = o.Method() == MethodAffinity && o.LoadHost == ""
 	steps, err := Steps(h, o, r.findings)
 	if err != nil {
 		return Results{}, err
 	}
-	res := Results{Baseline: map[string]bool{}, Alpha: o.Alpha, SharedCPUs: SharedCPUsText(h, o)}
+	res := Results{Baseline: map[string]bool{}, Alpha: o.Alpha, SharedCPUs: SharedCPUsText(h, o), CPUMethod: h.CPUs.Choice}
 	for _, st := range steps {
 		res.Baseline[st.Name] = st.Baseline
 	}
@@ -463,7 +480,7 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 			return nil
 		}}
 	results, runErr := runner.Run(ctx, announce(log, steps))
-	res.Steps, res.Measured, res.LoadBound, res.Searches = results, r.measured, r.bound, r.searches
+	res.Steps, res.Measured, res.LoadBound, res.Searches, res.Load = results, r.measured, r.bound, r.searches, r.sizing
 	if runErr == nil && !o.Keep {
 		again, err := r.driftGuard(ctx, j, cpuHost, steps)
 		res.Again = again
@@ -503,7 +520,7 @@ func lockStudy(h Host, o Options, steps []tuning.Step) (func(), error) {
 		}
 	}
 	names := []string{name}
-	if o.CPUMethod == MethodHotplug || hasStep(steps, StepNICQueues) || hasStep(steps, StepNUMALocal) {
+	if o.Method() == MethodHotplug || hasStep(steps, StepNICQueues) || hasStep(steps, StepNUMALocal) {
 		names = append(names, statedir.HostLock)
 	}
 	for _, n := range names {
@@ -637,7 +654,8 @@ const restartAllowance = 10 * time.Second
 // a search measures besides the rule and the step before's (with one more
 // for the census's recommendation) and the drift guard, a restart, the
 // longest warm-up, -repeat capacity runs (each with a second of connecting
-// and draining) and the latency run; the census after the baseline.
+// and draining) and the latency run; the census after the baseline; and
+// the load sizing's warm-up and every count it may try (-connections 0).
 func Estimate(h Host, o Options, steps []tuning.Step) time.Duration {
 	n := 1
 	for _, s := range steps {
@@ -664,13 +682,17 @@ func Estimate(h Host, o Options, steps []tuning.Step) time.Duration {
 		}
 		n++
 	}
-	if o.CPUMethod == MethodAffinity && n > 1 {
+	if o.Method() == MethodAffinity && n > 1 {
 		n++ // the drift guard
 	}
 	per := restartAllowance + o.WarmUp + time.Duration(o.Repeat)*(o.Duration+time.Second) + o.Duration
 	total := time.Duration(n) * per
 	if hasStep(steps, StepThreads) {
 		total += max(time.Second, o.Duration/2) + 3*time.Second
+	}
+	if o.Connections == 0 {
+		// The load sizing: a warm-up, then every count up to the bound.
+		total += o.WarmUp + time.Duration((SizingDoublings+1)*sizingRuns(o.Repeat, o.Alpha))*(o.Duration+time.Second)
 	}
 	return total
 }
@@ -751,7 +773,7 @@ func (r *run) driftGuard(ctx context.Context, j *tuning.Journal, cpuHost *tuning
 	if len(r.measured) < 2 {
 		return nil, nil
 	}
-	if r.o.CPUMethod != MethodAffinity && hasStep(steps, StepCPUs) {
+	if r.o.Method() != MethodAffinity && hasStep(steps, StepCPUs) {
 		fmt.Fprintln(r.log, "drift guard: not measured: under -cpu-method hotplug the baseline's CPUs are reverted with the other steps (use -cpu-method affinity)")
 		return nil, nil
 	}
@@ -926,7 +948,7 @@ func (r *run) restart(ctx context.Context) error {
 		}
 		fmt.Fprintln(r.log)
 	}
-	if r.o.CPUMethod != MethodAffinity {
+	if r.o.Method() != MethodAffinity {
 		return nil
 	}
 	cpus := r.place.Tomcat

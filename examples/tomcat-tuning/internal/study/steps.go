@@ -171,12 +171,12 @@ func (p *planner) cpusStep(context.Context) (*tuning.Change, error) {
 	if c.Pick.Why != "" {
 		where = "CPUs " + c.Tomcat.String() + " on " + c.Pick.Why
 	}
-	if p.o.CPUMethod == MethodAffinity && p.h.Tomcat.Systemd() {
+	if p.o.Method() == MethodAffinity && p.h.Tomcat.Systemd() {
 		ch, err := p.dropIn(fmt.Sprintf("pin the JVM to CPUs %s (%s)", c.Tomcat, load),
 			func(d *tomcatconf.DropIn) { d.CPUAffinity = c.Tomcat.IDs() })
 		return withWhere(ch, where), err
 	}
-	if p.o.CPUMethod == MethodAffinity {
+	if p.o.Method() == MethodAffinity {
 		return withWhere(&tuning.Change{Describe: fmt.Sprintf("pin the JVM to CPUs %s after each start (sched_setaffinity); %s; no host change",
 			c.Tomcat, load)}, where), nil
 	}
@@ -407,7 +407,7 @@ func NUMAPick(h Host, o Options) (tuning.CPUSet, string) {
 	if h.NIC.Node < 0 {
 		return tuning.CPUSet{}, "the NIC's NUMA node is unknown: " + firstNonEmpty(h.NIC.Why, "no numa_node")
 	}
-	picked, err := topo.PickCPUs(h.NIC.Node, h.CPUs.N, &numa.PickOptions{IncludeOffline: o.CPUMethod == MethodHotplug})
+	picked, err := topo.PickCPUs(h.NIC.Node, h.CPUs.N, &numa.PickOptions{IncludeOffline: o.Method() == MethodHotplug})
 	if err != nil {
 		return tuning.CPUSet{}, fmt.Sprintf("node %d: %v", h.NIC.Node, err)
 	}
@@ -423,7 +423,7 @@ func (p *planner) numaLocal(context.Context) (*tuning.Change, error) {
 		return &tuning.Change{Skip: skip}, nil
 	}
 	node, iface := p.h.NIC.Node, p.h.NIC.Name
-	if p.o.CPUMethod == MethodHotplug {
+	if p.o.Method() == MethodHotplug {
 		ch, err := p.cpus.KeepOnlineChange(picked)
 		if err != nil {
 			return nil, err
@@ -464,7 +464,7 @@ type Placement struct {
 // the CPUs the cpus step names (the JVM is pinned from its first start),
 // under hotplug every online CPU.
 func InitialPlacement(h Host, o Options) Placement {
-	if o.CPUMethod == MethodAffinity {
+	if o.Method() == MethodAffinity {
 		return Placement{Tomcat: h.CPUs.Tomcat, Load: h.CPUs.Load}
 	}
 	return Placement{Tomcat: h.CPUs.Online}
