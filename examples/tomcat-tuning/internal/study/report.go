@@ -50,6 +50,9 @@ type Document struct {
 	// SharedCPUs, when set, says the load ran on Tomcat's CPUs
 	// (-load-shares-cpus): no figure is Tomcat's alone.
 	SharedCPUs string `json:"load_shares_cpus,omitempty"`
+	// Plan is -plan's: the host and every step's change, unmeasured;
+	// absent from a run's document.
+	Plan *PlanJSON `json:"plan,omitempty"`
 }
 
 // StepJSON is one step: measured (with its figures), unchanged, skipped
