@@ -49,8 +49,8 @@ func TestHelpAndVersion(t *testing.T) {
 	}, []string{
 		"alpha", "apply", "capacity-rate", "catalina-base", "catalina-home", "connections", "cpu-method", "cpus",
 		"duration", "export", "grub", "iface", "journal", "json", "keep", "latency-rate", "load-host", "load-netns",
-		"load-shares-cpus", "load-worker", "persist", "persist-steps", "plot", "port", "repeat", "revert", "root",
-		"search", "ssh-config", "steps", "url", "warmup", "warmup-interval",
+		"load-shares-cpus", "load-worker", "persist", "persist-steps", "plan", "plot", "port", "repeat", "revert", "root",
+		"search", "ssh-config", "steps", "url", "verify", "warmup", "warmup-interval",
 	})
 	out, _, _ := runCLI(t, "-h")
 	assert.True(t, strings.HasPrefix(out, synopsis+"\n"), out)
@@ -84,7 +84,17 @@ func TestRefusedCommandLines(t *testing.T) {
 		{"load-shares-cpus without apply", []string{"-load-shares-cpus"}, "-load-shares-cpus lets -apply measure"},
 		{"ssh-config without load-host", []string{"-apply", "-ssh-config", file}, "without -load-host: give the client to load from"},
 		{"load-worker without load-host", []string{"-apply", "-load-worker", file}, "without -load-host: give the client to load from"},
-		{"json without apply", []string{"-json", file}, "-json writes the step table of -apply"},
+		{"json without apply", []string{"-json", file}, "-json writes the step table of -apply or the plan of -plan: give one of them"},
+		{"plan and apply", []string{"-plan", "-apply"}, "-plan only prints the plan (and writes -json): drop -apply"},
+		{"plan and revert", []string{"-plan", "-revert"}, "-revert restores what the journal of an earlier run records and takes only -journal: drop -plan"},
+		{"plan and persist", []string{"-plan", "-persist"}, "-plan only prints the plan (and writes -json): drop -persist"},
+		{"plan and export", []string{"-plan", "-export", dir}, "-plan only prints the plan (and writes -json): drop -export"},
+		{"plan and keep", []string{"-plan", "-keep"}, "-plan only prints the plan (and writes -json): drop -keep"},
+		{"plan and journal", []string{"-plan", "-journal", journal}, "drop -journal"},
+		{"plan and a measure flag", []string{"-plan", "-duration", "10"}, "-plan measures nothing: drop -duration"},
+		{"plan and verify", []string{"-plan", "-verify"}, "-verify checks the host against the journal of an earlier run and takes only -journal: drop -plan"},
+		{"verify and apply", []string{"-verify", "-apply"}, "takes only -journal: drop -apply"},
+		{"verify and steps", []string{"-verify", "-steps", "threads"}, "takes only -journal: drop -steps"},
 		{"plot without apply", []string{"-plot", file}, "-plot draws the step table of -apply"},
 		{"apply on a fixture root", []string{"-apply", "-root", dir}, "cannot be used with -root"},
 		{"load-host and load-netns", []string{"-apply", "-load-host", "h", "-load-netns", "n", "-url", "http://10.0.0.1:8080/"}, "give one place for the load"},
@@ -115,7 +125,7 @@ func TestRefusedCommandLines(t *testing.T) {
 	}
 	stdout, stderr, code := runCLI(t, "-journal", journal)
 	assert.Equal(t, 2, code, "%s%s", stdout, stderr)
-	assert.Contains(t, stderr, "-journal names the journal of -apply and -revert")
+	assert.Contains(t, stderr, "-journal names the journal of -apply, -verify and -revert")
 	assert.NoFileExists(t, journal)
 }
 

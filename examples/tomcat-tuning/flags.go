@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
@@ -14,15 +15,18 @@ import (
 
 const synopsis = `usage: tomcat-tuning [flags]                     discover, plan and measure a baseline; changes nothing
        tomcat-tuning -apply [-keep | -persist] [flags]  run the steps, measuring after each; revert at the end
+       tomcat-tuning -plan [-json FILE] [flags]         discover and plan only: every step's change, no load, no JVM
        tomcat-tuning -export DIR [flags]                write the plan's persistent files into DIR; changes nothing
+       tomcat-tuning -verify [-journal FILE]            check the host still holds what the journal keeps in force
        tomcat-tuning -revert [-journal FILE]            undo what an earlier run's journal records
 A duration is a bare number of seconds (60, as wrk2's -d60) or has a unit (30s, 1m).
 Exit status: 0 done, 1 failed, 2 a bad command line (refused before anything runs).`
 
-// command is the parsed command line: the study's options, or -revert.
+// command is the parsed command line: the study's options, or -revert,
+// -verify or -plan.
 type command struct {
-	o      study.Options
-	revert bool
+	o                    study.Options
+	revert, verify, plan bool
 }
 
 // parseArgs parses the command line and refuses flag combinations that
@@ -37,8 +41,10 @@ func parseArgs(args []string, stdout io.Writer) (command, error) {
 	search := o.Search != study.SearchOff
 	fs.BoolVar(&o.Apply, "apply", false, "run the steps, measuring after each (default: discover, plan and measure a baseline only)")
 	fs.BoolVar(&c.revert, "revert", false, "restore everything the journal of an earlier run records, then exit; takes only -journal")
+	fs.BoolVar(&c.plan, "plan", false, "discover and plan only: print every step's change (CPUs kept, server.xml diffs, ethtool channels, drop-ins, GRUB lines) and write -json; no load, no JVM started, nothing changed")
+	fs.BoolVar(&c.verify, "verify", false, "check that the host still holds every change the journal keeps in force (-persist's files, a -keep run's state): each as expected/found; exit 0 when all hold, 1 otherwise; takes only -journal")
 	fs.BoolVar(&o.Keep, "keep", false, "with -apply: leave the changes in place (revert later with -revert)")
-	fs.StringVar(&o.Journal, "journal", o.Journal, "journal `file` of -apply and -revert")
+	fs.StringVar(&o.Journal, "journal", o.Journal, "journal `file` of -apply, -verify and -revert")
 	fs.StringVar(&steps, "steps", steps, "steps to run, in this order")
 	fs.StringVar(&o.Home, "catalina-home", "", "Tomcat's CATALINA_HOME (default: $CATALINA_HOME or Debian's)")
 	fs.StringVar(&o.Base, "catalina-base", "", "Tomcat's CATALINA_BASE (default: $CATALINA_BASE or Debian's)")
@@ -57,7 +63,7 @@ func parseArgs(args []string, stdout io.Writer) (command, error) {
 	cliflag.DurationVar(fs, &o.Duration, "duration", o.Duration, "length of each capacity run and of the latency run, a `duration` (wrk2 -d: 60 is 60s)")
 	cliflag.DurationVar(fs, &o.WarmUp, "warmup", o.WarmUp, "longest warm-up before each step's measurement, a `duration`: closed-loop runs until the rate stops climbing (0: none)")
 	cliflag.DurationVar(fs, &o.WarmUpStep, "warmup-interval", o.WarmUpStep, "length of each warm-up run, a `duration`")
-	fs.StringVar(&o.JSONFile, "json", "", "with -apply: write the steps (status, capacity with its spread, latency at the common rate) as JSON to this `file`")
+	fs.StringVar(&o.JSONFile, "json", "", "with -plan: write the host and the planned steps with their changes; with -apply: write the steps (status, capacity with its spread, latency at the common rate) as JSON to this `file`")
 	fs.StringVar(&o.PlotFile, "plot", "", "with -apply: write a bar chart of the steps' capacity (median requests/s) to this SVG `file`")
 	fs.StringVar(&o.Grub, "grub", "", "GRUB defaults `file` (default: ROOT/etc/default/grub)")
 	fs.StringVar(&o.Root, "root", o.Root, "host root: a fixture or mounted `tree` for plan mode (nothing is measured there)")
@@ -111,11 +117,20 @@ func refuse(given cliflag.Given, c command) error {
 		}
 		return nil
 	}
+	if c.verify {
+		if other := given.Other("verify", "journal"); other != "" {
+			return fmt.Errorf("-verify checks the host against the journal of an earlier run and takes only -journal: drop -%s", other)
+		}
+		return nil
+	}
+	if c.plan {
+		return refusePlan(given, o)
+	}
 	if !o.Apply {
 		for _, n := range []struct{ flag, why string }{
 			{"keep", "-keep leaves -apply's changes in place: give -apply too"},
 			{"load-shares-cpus", "-load-shares-cpus lets -apply measure with the load on Tomcat's CPUs: give -apply too (plan mode changes no CPU)"},
-			{"json", "-json writes the step table of -apply: give -apply too (plan mode measures only a baseline)"},
+			{"json", "-json writes the step table of -apply or the plan of -plan: give one of them (plan mode measures only a baseline)"},
 			{"plot", "-plot draws the step table of -apply: give -apply too (plan mode measures only a baseline)"},
 		} {
 			if given[n.flag] {
@@ -142,7 +157,31 @@ func refuse(given cliflag.Given, c command) error {
 	case given["search"] && o.Export != "" && !o.Apply:
 		return fmt.Errorf("-search: -export without -apply writes the guide's rules, unmeasured: nothing to search (give -apply to measure first)")
 	case given["journal"] && !o.Apply:
-		return fmt.Errorf("-journal names the journal of -apply and -revert: without either nothing is journaled")
+		return fmt.Errorf("-journal names the journal of -apply, -verify and -revert: without one of them nothing is journaled")
+	}
+	return nil
+}
+
+// planRefused are the flags -plan refuses: what would run, keep or write
+// the plan (it only prints it), and what shapes a measurement it does
+// not make; -load-host and -load-netns change the plan (where the load
+// runs), so they stay.
+var planRefused = append([]string{"apply", "keep", "persist", "persist-steps", "export", "plot", "journal", "load-shares-cpus"}, measureFlags...)
+
+// refusePlan refuses the flags -plan has no use for, naming them.
+func refusePlan(given cliflag.Given, o study.Options) error {
+	for _, name := range planRefused {
+		switch {
+		case !given[name]:
+		case name == "load-host" || name == "load-netns":
+			if !o.Live() {
+				return fmt.Errorf("-%s: nothing is measured on a fixture -root (plan mode only prints the plan)", name)
+			}
+		case slices.Contains(measureFlags, name):
+			return fmt.Errorf("-plan measures nothing: drop -%s (it shapes -apply's measurement)", name)
+		default:
+			return fmt.Errorf("-plan only prints the plan (and writes -json): drop -%s, or drop -plan to run it", name)
+		}
 	}
 	return nil
 }

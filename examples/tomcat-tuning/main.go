@@ -43,13 +43,18 @@ func main() {
 	cliflag.Exit("tomcat-tuning", err)
 }
 
-// run checks the options, then reverts, or discovers, prints the host and
-// plans (measuring a baseline) or applies the study, and prints its
-// results.
+// run checks the options, then reverts, verifies, or discovers, prints
+// the host and plans (-plan: only that; else measuring a baseline) or
+// applies the study, and prints its results.
 func run(ctx context.Context, w io.Writer, c command) error {
 	o := c.o
-	if c.revert {
+	switch {
+	case c.revert:
 		return study.Revert(ctx, o.Journal, w)
+	case c.verify:
+		return study.Verify(ctx, o.Journal, w)
+	case c.plan:
+		return planOnly(ctx, w, o)
 	}
 	if err := o.Check(); err != nil {
 		return err

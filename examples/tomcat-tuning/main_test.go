@@ -157,6 +157,48 @@ func TestPlanGuideFixture(t *testing.T) {
 	assert.Equal(t, "0-7\n", string(online))
 }
 
+// TestPlanOnlyJSONFixture: -plan on the guide's fixture prints the plan
+// with no baseline at all, writes -json's plan document (every step in
+// order, the server.xml diffs) and changes no file of the tree.
+func TestPlanOnlyJSONFixture(t *testing.T) {
+	root := seedsFixture(t, true)
+	xml := filepath.Join(root, tomcatconf.DefaultBase, "conf", "server.xml")
+	before, err := os.ReadFile(xml)
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "plan.json")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := runProgram(t, ctx, "-plan", "-root", root, "-json", file)
+	require.NoError(t, err)
+	assert.Contains(t, out, "planned 7 step(s), 3 with a change")
+	assert.Contains(t, out, "no load, no JVM started, nothing changed")
+	assert.NotContains(t, out, "baseline measurement", "-plan measures nothing, says nothing of a baseline")
+	assert.Contains(t, out, "wrote the plan to "+file)
+
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var doc struct {
+		Steps []json.RawMessage `json:"steps"`
+		Plan  *study.PlanJSON   `json:"plan"`
+	}
+	require.NoError(t, json.Unmarshal(data, &doc), "%s", data)
+	require.NotNil(t, doc.Plan, "%s", data)
+	assert.Empty(t, doc.Steps)
+	assert.Equal(t, root, doc.Plan.Root)
+	var names []string
+	for _, s := range doc.Plan.Steps {
+		names = append(names, s.Step)
+		if s.Step == study.StepThreads {
+			assert.Equal(t, study.StatusChange, s.Status)
+			assert.Contains(t, s.Diff, `+               maxThreads="7"`)
+		}
+	}
+	assert.Equal(t, study.StepNames(), names)
+	after, err := os.ReadFile(xml)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "-plan must not write")
+}
+
 // TestPlanGuideFixtureCPU0 keeps the fixture's non-hot-pluggable cpu0: the
 // NUMA step is skipped with the kernel's reason, not failed.
 func TestPlanGuideFixtureCPU0(t *testing.T) {

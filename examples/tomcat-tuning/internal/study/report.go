@@ -56,6 +56,9 @@ type Document struct {
 	// Load is the load sizing of the baseline: the count used, whether
 	// the server saturated, every count tried; absent with -connections.
 	Load *LoadSizing `json:"load,omitempty"`
+	// Plan is -plan's: the host and every step's change, unmeasured;
+	// absent from a run's document.
+	Plan *PlanJSON `json:"plan,omitempty"`
 }
 
 // StepJSON is one step: measured (with its figures), unchanged, skipped

@@ -132,28 +132,11 @@ func (r *run) inst() *tomcatconf.Instance { return &r.tomcat.Instance }
 // Plan prints every step's change or skip reason, then measures a
 // baseline without changing the host: plan mode.
 func Plan(ctx context.Context, h Host, o Options, log io.Writer) (Results, error) {
-	steps, err := Steps(h, o, nil)
+	rep, err := PlanSteps(ctx, h, o)
 	if err != nil {
 		return Results{}, err
 	}
-	fmt.Fprintln(log, "== Plan (nothing is changed without -apply) ==")
-	for i, st := range steps {
-		ch, err := st.Prepare(ctx)
-		fmt.Fprintf(log, "%d. %s: %s\n", i+1, st.Name, st.Title)
-		switch {
-		case err != nil:
-			fmt.Fprintf(log, "   cannot plan: %v\n", err)
-		case ch.Skip != "":
-			if ch.Describe != "" {
-				fmt.Fprint(log, indent(ch.Describe))
-			}
-			fmt.Fprintf(log, "   skipped: %s\n", ch.Skip)
-		case ch.Apply == nil:
-			fmt.Fprintf(log, "   unchanged: %s\n", firstNonEmpty(strings.TrimSpace(ch.Describe), "nothing to do"))
-		default:
-			fmt.Fprint(log, indent(ch.Describe))
-		}
-	}
+	WritePlan(log, rep.Steps)
 	if !h.Live {
 		fmt.Fprintln(log, "fixture root: no baseline measurement")
 		return Results{}, nil
