@@ -19,12 +19,14 @@ import (
 	"github.com/nettune/nettune/tuning"
 )
 
-// TestApplyDefaultsPackaged runs plain -apply on Debian's tomcat10 as
-// installed, with every default but short runs (and a journal and -json
-// of the test's own, which change nothing of the run): -cpu-method auto
-// splits the CPUs by affinity, the baseline sizes the load from Tomcat's
-// CPU, and the whole study completes and reverts (issue 30, part 4).
-func TestApplyDefaultsPackaged(t *testing.T) {
+// testApplyPackagedStopped runs plain -apply on Debian's tomcat10 as
+// installed and stopped, with every default but short runs (and a journal
+// and -json of the test's own, which change nothing of the run): it finds
+// the unit, runs Tomcat as user tomcat through the unit's start script,
+// -cpu-method auto splits the CPUs by affinity, the baseline sizes the
+// load from Tomcat's CPU, and the whole study completes, reverts and
+// leaves Tomcat stopped (issue 30, part 4).
+func testApplyPackagedStopped(t *testing.T) {
 	in, _ := packagedStudy(t)
 	if on, err := tuning.NewDefault().OnlineCPUs(); err != nil || on.Len() < 2 {
 		t.Skipf("needs two online CPUs, one for Tomcat and one for the load: %s %v", on, err)
@@ -36,6 +38,9 @@ func TestApplyDefaultsPackaged(t *testing.T) {
 	out, err := runProgram(t, ctx, "-apply", "-journal", filepath.Join(dir, "study.journal"), "-json", jsonOut,
 		"-duration", "1", "-warmup", "2", "-warmup-interval", "1")
 	require.NoError(t, err)
+	assert.Contains(t, out, "runs as       tomcat: /bin/sh /usr/libexec/tomcat10/tomcat-start.sh (as the tomcat10.service unit does)")
+	assert.Contains(t, out, "not running\n")
+	assert.NotEmpty(t, studyJVMs(t, out), "the study started Tomcat")
 	assert.Contains(t, out, "CPU method: affinity (-cpu-method auto: the load runs on this host (in this process)")
 	assert.Regexp(t, `pinned JVM \d+ to CPUs \S+`, out)
 	assert.Contains(t, out, "== size the load: from 7 connections for Tomcat's 1 CPU(s)")

@@ -516,34 +516,6 @@ func startAccessLogStep(t *testing.T, ctx context.Context, in *tomcatconf.Instan
 		"-repeat", "2", "-duration", "2s", "-warmup", "3s", "-warmup-interval", "1s", "-latency-rate", "200", "-connections", "8")
 }
 
-// TestInterruptReverts sends SIGINT while a step is measured: the run
-// reverts everything and exits, server.xml byte-identical.
-func TestInterruptReverts(t *testing.T) {
-	testutil.StableCPUs(t)
-	in, port, orig := tomcatBase(t)
-	journal := filepath.Join(t.TempDir(), "study.journal")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd, wait := startAccessLogStep(t, ctx, in, port, journal)
-	require.NoError(t, cmd.Process.Signal(os.Interrupt))
-	out, err := wait()
-	t.Logf("interrupted run:\n%s", out)
-	assert.Error(t, err, "an interrupted run exits non-zero")
-	assert.Contains(t, out, "interrupt: reverting")
-	assert.Regexp(t, `(?m)^access-log\s+reverted`, out)
-	assert.Regexp(t, `(?m)^threads\s+not run`, out)
-	got, err := os.ReadFile(in.ServerXML())
-	require.NoError(t, err)
-	assert.Equal(t, orig, got)
-	entries, err := tuning.ReadJournal(journal)
-	require.NoError(t, err)
-	for _, e := range entries {
-		assert.True(t, e.Reverted, e.Step)
-	}
-	_, err = in.PID()
-	assert.ErrorIs(t, err, tomcatconf.ErrNotRunning)
-}
-
 // TestApplyHotplug restricts Tomcat to CPU 0 the seeds' way, taking cpu1
 // offline for the baseline measurement, and checks it is back online
 // afterwards. A load in the study's process, or in a namespace on this
@@ -688,10 +660,12 @@ func TestApplyRefusesBadTargetFirst(t *testing.T) {
 }
 
 // TestConcurrentApplyRefused: a second -apply on the same CATALINA_BASE,
-// with another journal, is refused naming the first run's PID, so is a
-// -revert of the live run's journal, and the first run ends as if alone
+// with another journal, is refused naming the first run's PID, and leaves
+// the first run's JVM alone; so is a -revert of the live run's journal
 // (issue 24, cases 1 and 2: B restarted A's JVM, A measured thousands of
 // errors, a JVM was left running; -revert undid a live run's files).
+// Then SIGINT while A measures: A reverts everything and exits non-zero,
+// server.xml byte-identical, no JVM left.
 func TestConcurrentApplyRefused(t *testing.T) {
 	testutil.StableCPUs(t)
 	in, port, orig := tomcatBase(t)
@@ -699,6 +673,8 @@ func TestConcurrentApplyRefused(t *testing.T) {
 	defer cancel()
 	journalA := filepath.Join(t.TempDir(), "a.journal")
 	a, waitA := startAccessLogStep(t, ctx, in, port, journalA)
+	jvmA, err := in.PID()
+	require.NoError(t, err, "A's JVM runs while A measures")
 	out, err := runProgram(t, ctx, "-apply", "-cpu-method", "affinity", "-catalina-home", in.Home, "-catalina-base", in.Base,
 		"-port", strconv.Itoa(port), "-journal", filepath.Join(t.TempDir(), "b.journal"), "-steps", "access-log,threads",
 		"-duration", "1s", "-warmup", "0s", "-latency-rate", "200", "-connections", "4")
@@ -709,13 +685,28 @@ func TestConcurrentApplyRefused(t *testing.T) {
 	out, err = runProgram(t, ctx, "-revert", "-journal", journalA)
 	require.Error(t, err)
 	assert.Contains(t, out, fmt.Sprintf("not reverted: tuning: journal is in use by a live run: %s is locked by PID %d", journalA, a.Process.Pid))
+	mid, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	assert.NotEqual(t, orig, mid, "A's access-log change still in place")
+	still, err := in.PID()
+	require.NoError(t, err)
+	assert.Equal(t, jvmA, still, "the refused runs left A's JVM alone")
+
+	require.NoError(t, a.Process.Signal(os.Interrupt))
 	outA, err := waitA()
-	require.NoError(t, err, "%s", outA)
-	assert.Contains(t, outA, "every change reverted")
+	t.Logf("run A, interrupted:\n%s", outA)
+	assert.Error(t, err, "an interrupted run exits non-zero")
+	assert.Contains(t, outA, "interrupt: reverting")
 	assert.Regexp(t, `(?m)^access-log\s+reverted`, outA)
+	assert.Regexp(t, `(?m)^threads\s+not run`, outA)
 	got, err := os.ReadFile(in.ServerXML())
 	require.NoError(t, err)
 	assert.Equal(t, orig, got)
+	entries, err := tuning.ReadJournal(journalA)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.True(t, e.Reverted, e.Step)
+	}
 	_, err = in.PID()
 	assert.ErrorIs(t, err, tomcatconf.ErrNotRunning, "no JVM left")
 }

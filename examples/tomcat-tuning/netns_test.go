@@ -216,7 +216,7 @@ func TestIntegrationStudyNICQueuesNetNS(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", n.srv, bin, "-apply",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port), "-url", url,
-		"-load-netns", n.cli, "-load-shares-cpus", "-steps", "cpus,open-files,nic-queues",
+		"-load-netns", n.cli, "-steps", "cpus,open-files,nic-queues",
 		"-repeat", "2", "-duration", duration.String(), "-warmup", "1s", "-latency-rate", strconv.Itoa(rate), "-connections", "8",
 		"-journal", journal)
 	cmd.Env = cleanEnv()
@@ -253,9 +253,10 @@ poll:
 
 	assert.Contains(t, text, fmt.Sprintf("%s holds %s (from %s)", n.srvIf, n.srvAddr, url))
 	assert.Contains(t, text, "load generator: network namespace "+n.cli)
-	// Hotplug keeps this host's CPUs for Tomcat; the client namespace is
-	// on the same CPUs: allowed by -load-shares-cpus, and said.
-	assert.Contains(t, text, "every step: the load generator ran on Tomcat's CPUs ")
+	// The client namespace is on this host: -cpu-method auto splits the
+	// CPUs, and the load runs on none of Tomcat's.
+	assert.Contains(t, text, "CPU method: affinity (-cpu-method auto: the load runs on this host")
+	assert.NotContains(t, text, "the load generator ran on Tomcat's CPUs")
 	assert.Contains(t, text, fmt.Sprintf("ethtool -L %s rx %d tx %d: rx 8 -> %d, tx 8 -> %d", n.srvIf, want, want, want, want))
 	assert.True(t, seen[nic.Channels{MaxRX: 8, MaxTX: 8, RX: want, TX: want}],
 		"the study never set %s to rx %d tx %d; seen: %v", n.srvIf, want, want, seen)

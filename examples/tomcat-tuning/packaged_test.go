@@ -127,26 +127,6 @@ func TestPackaged(t *testing.T) {
 	t.Run("KillPlanLeavesNoCopy", testKillPlanLeavesNoCopy)
 }
 
-// testApplyPackagedStopped runs the study on Debian's tomcat10 as
-// installed and stopped: it finds the unit, runs Tomcat as user tomcat
-// through the unit's start script, and leaves it stopped.
-func testApplyPackagedStopped(t *testing.T) {
-	in, args := packagedStudy(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	out, err := runProgram(t, ctx, args...)
-	require.NoError(t, err)
-	assert.Contains(t, out, "runs as       tomcat: /bin/sh /usr/libexec/tomcat10/tomcat-start.sh (as the tomcat10.service unit does)")
-	assert.Contains(t, out, "not running\n")
-	pids := studyJVMs(t, out)
-	assert.NotEmpty(t, pids)
-	assert.Contains(t, out, "every change reverted")
-	assert.Empty(t, jvmsOf(t, in), "a Tomcat that did not run is left stopped")
-	for _, pid := range pids {
-		assertGone(t, pid)
-	}
-}
-
 // testApplyPackagedRunning runs the study on Debian's tomcat10 running as
 // its unit runs it (user tomcat, no PID file): the study sees it, restarts
 // it as tomcat, and at the end starts it again that way, answering.

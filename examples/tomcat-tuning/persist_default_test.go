@@ -166,6 +166,25 @@ func testPersistDefaultSteps(t *testing.T) {
 	assert.NotEqual(t, before.CPUs, after.CPUs)
 	assert.Equal(t, "Max open files "+wantNoFile+" "+wantNoFile+" files", after.NoFile, "the drop-in's LimitNOFILE")
 
+	// -verify after the reboot: the persisted drop-in holds (exit 0);
+	// changed by hand, it does not (exit 1, naming the record).
+	out, err = c.Run(ctx, nil, "/usr/local/bin/tomcat-tuning", "-verify", "-journal", defaultJournal)
+	t.Logf("-verify:\n%s", out)
+	require.NoError(t, err, "-verify exits 0 when every persisted setting holds")
+	assert.Contains(t, string(out), "ok    persist-drop-in (systemd-drop-in)")
+	assert.Contains(t, string(out), "verification succeeded: the host holds all 1 setting(s)")
+	edited := strings.Replace(string(data), "LimitNOFILE="+wantNoFile, "LimitNOFILE=1234", 1)
+	require.NotEqual(t, string(data), edited)
+	require.NoError(t, os.WriteFile(filepath.Join(c.Root(), dropIn), []byte(edited), 0o644))
+	out, err = c.Run(ctx, nil, "/usr/local/bin/tomcat-tuning", "-verify", "-journal", defaultJournal)
+	t.Logf("-verify of a drop-in changed by hand:\n%s", out)
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "-verify fails once a persisted setting is changed")
+	assert.Equal(t, 1, exit.ExitCode())
+	assert.Contains(t, string(out), "FAIL  persist-drop-in (systemd-drop-in)")
+	assert.Contains(t, string(out), "LimitNOFILE=1234")
+	require.NoError(t, os.WriteFile(filepath.Join(c.Root(), dropIn), data, 0o644))
+
 	// --- -revert, then boot 3: as found ---
 	out, err = c.Run(ctx, nil, "/usr/local/bin/tomcat-tuning", "-revert", "-journal", defaultJournal)
 	t.Logf("-revert:\n%s", out)
