@@ -15,8 +15,17 @@ const restartAllowance = 10 * time.Second
 
 // runAllowance is what one load run takes beyond its duration, as
 // budgeted by Estimate: opening the connections, the requests still out
-// at the end, closing.
-const runAllowance = 250 * time.Millisecond
+// at the end, closing; runLikely is what Likely expects (on the paced
+// test server, 12-56 connections, 28 ms on average and 84 ms at most).
+const (
+	runAllowance = 250 * time.Millisecond
+	runLikely    = 50 * time.Millisecond
+)
+
+// likelySizingCounts is the counts a load sizing likely tries: the start,
+// its double that raises the capacity, and one more that does not (the
+// fewest that confirm a saturation past the start).
+const likelySizingCounts = 3
 
 // Runs counts the load runs of a budget by kind.
 type Runs struct {
@@ -49,8 +58,10 @@ type StepBudget struct {
 	// each measurement (and one more when -keep keeps a search's best).
 	Measurements, Restarts int
 	Runs                   Runs
-	// Time bounds the budget's duration.
-	Time time.Duration
+	// Time bounds the budget's duration; Likely is what it takes when
+	// each warm-up settles at its first chance (warmupRuns runs) and the
+	// sizing confirms a saturation at its third count.
+	Time, Likely time.Duration
 }
 
 // Budget is what Estimate adds up: for the baseline, every other step
@@ -79,7 +90,8 @@ func Budget(h Host, o Options, steps []tuning.Step) []StepBudget {
 	}
 	if hasStep(steps, StepThreads) {
 		base.Runs.Census++
-		base.Time += max(time.Second, o.Duration/2) + 3*time.Second
+		census := max(time.Second, o.Duration/2) + 3*time.Second
+		base.Time, base.Likely = base.Time+census, base.Likely+census
 	}
 	for _, s := range steps {
 		if s.Baseline {
@@ -106,7 +118,7 @@ func Budget(h Host, o Options, steps []tuning.Step) []StepBudget {
 		}
 		b := o.measurements(s.Name, n)
 		if n > 1 && o.Keep {
-			b.Restarts++
+			b.Restarts++ // at most: when the best is not the last tried
 			b.Time += restartAllowance
 		}
 		out = append(out, b)
@@ -129,28 +141,43 @@ func Estimate(h Host, o Options, steps []tuning.Step) time.Duration {
 	return total
 }
 
+// Likely is the -apply run's likely duration: the sum of its Budget's
+// Likely, the warm-ups settled at their first chance and the sizing
+// done at its third count.
+func Likely(h Host, o Options, steps []tuning.Step) time.Duration {
+	var total time.Duration
+	for _, b := range Budget(h, o, steps) {
+		total += b.Likely
+	}
+	return total
+}
+
 // measurements is the budget of n measurements (loadgen.MeasureStep
 // after a restart): each a warm-up, -repeat capacity runs and the
 // latency run.
 func (o Options) measurements(name string, n int) StepBudget {
-	wu, wuTime := o.warmUpBudget()
-	per := restartAllowance + wuTime + time.Duration(o.Repeat+1)*(o.Duration+runAllowance)
-	return StepBudget{Name: name, Measurements: n, Restarts: n, Time: time.Duration(n) * per,
+	wu, wuTime, wuLikely := o.warmUpBudget()
+	runs := time.Duration(o.Repeat + 1)
+	per := restartAllowance + wuTime + runs*(o.Duration+runAllowance)
+	likely := restartAllowance + wuLikely + runs*(o.Duration+runLikely)
+	return StepBudget{Name: name, Measurements: n, Restarts: n, Time: time.Duration(n) * per, Likely: time.Duration(n) * likely,
 		Runs: Runs{WarmUp: n * wu, Capacity: n * o.Repeat, Latency: n}}
 }
 
 // warmUpBudget is a warm-up's runs at most (-warmup in runs of
-// -warmup-step, the last one shorter) and their time.
-func (o Options) warmUpBudget() (int, time.Duration) {
+// -warmup-step, the last one shorter), their time, and the time of a
+// warm-up that settles at its first chance (warmupRuns runs).
+func (o Options) warmUpBudget() (runs int, bound, likely time.Duration) {
 	if o.WarmUp <= 0 {
-		return 0, 0
+		return 0, 0, 0
 	}
 	step := o.WarmUpStep
 	if step <= 0 {
 		step = DefaultWarmUpStep
 	}
-	runs := int((o.WarmUp + step - 1) / step)
-	return runs, o.WarmUp + time.Duration(runs)*runAllowance
+	runs = int((o.WarmUp + step - 1) / step)
+	first := min(o.WarmUp, warmupRuns*step)
+	return runs, o.WarmUp + time.Duration(runs)*runAllowance, first + time.Duration(min(runs, warmupRuns))*runLikely
 }
 
 // sizingBudget is the load sizing's at most (sizeLoad): a warm-up, then
@@ -167,15 +194,18 @@ func (o Options) sizingBudget(cpus int) StepBudget {
 	for c := start; c < bound; c = min(2*c, bound) {
 		counts++
 	}
-	runs := counts * sizingRuns(o.Repeat, o.Alpha)
-	wu, wuTime := o.warmUpBudget()
-	return StepBudget{Runs: Runs{WarmUp: wu, Sizing: runs}, Time: wuTime + time.Duration(runs)*(o.Duration+runAllowance)}
+	each := sizingRuns(o.Repeat, o.Alpha)
+	runs, likely := counts*each, min(counts, likelySizingCounts)*each
+	wu, wuTime, wuLikely := o.warmUpBudget()
+	return StepBudget{Runs: Runs{WarmUp: wu, Sizing: runs}, Time: wuTime + time.Duration(runs)*(o.Duration+runAllowance),
+		Likely: wuLikely + time.Duration(likely)*(o.Duration+runLikely)}
 }
 
-// add adds o's runs and time to b.
+// add adds o's runs and times to b.
 func (b *StepBudget) add(o StepBudget) {
 	b.Runs = b.Runs.add(o.Runs)
 	b.Time += o.Time
+	b.Likely += o.Likely
 }
 
 // measuredCandidates counts the candidates a search measures besides the

@@ -306,14 +306,21 @@ func TestEstimate(t *testing.T) {
 	// 224) × 4 runs; the census 2.5 s + 3 s.
 	sizing := warmUp + 6*4*run
 	census := 5500 * time.Millisecond
+	// Likely: each warm-up settled after its first 3 runs (6 s), runs
+	// 0.05 s beyond their duration, the sizing done at its third count.
+	const likelyRun = 5050 * time.Millisecond
+	likelyWarmUp := 6*time.Second + 3*50*time.Millisecond
+	likelyPer := 10*time.Second + likelyWarmUp + 7*likelyRun
+	likelySizing := likelyWarmUp + 3*4*likelyRun
 	// 7 measurements: the baseline, access-log, threads + 3, the drift guard.
 	assert.Equal(t, 7*per+census+sizing, Estimate(h, o, steps))
 	assert.Less(t, Estimate(h, o, steps), 13*time.Minute)
 	b := Budget(h, o, steps)
 	require.Len(t, b, 4)
-	assert.Equal(t, StepBudget{Name: "baseline", Measurements: 1, Restarts: 1, Time: per + sizing + census,
+	assert.Equal(t, 7*likelyPer+census+likelySizing, Likely(h, o, steps))
+	assert.Equal(t, StepBudget{Name: "baseline", Measurements: 1, Restarts: 1, Time: per + sizing + census, Likely: likelyPer + likelySizing + census,
 		Runs: Runs{WarmUp: 2 * 15, Capacity: 6, Latency: 1, Census: 1, Sizing: 24}}, b[0])
-	assert.Equal(t, StepBudget{Name: StepThreads, Measurements: 4, Restarts: 4, Time: 4 * per,
+	assert.Equal(t, StepBudget{Name: StepThreads, Measurements: 4, Restarts: 4, Time: 4 * per, Likely: 4 * likelyPer,
 		Runs: Runs{WarmUp: 4 * 15, Capacity: 4 * 6, Latency: 4}}, b[2])
 	assert.Equal(t, "baseline again", b[3].Name)
 

@@ -386,7 +386,7 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 		return res, err
 	}
 	defer unlock()
-	fmt.Fprintf(log, "estimated duration: at most about %s\n", Estimate(h, o, steps).Round(time.Second))
+	fmt.Fprintf(log, "estimated duration: likely about %s, at most about %s\n", Likely(h, o, steps).Round(time.Second), Estimate(h, o, steps).Round(time.Second))
 	if res.SharedCPUs != "" {
 		fmt.Fprintln(log, res.SharedCPUs)
 	}
