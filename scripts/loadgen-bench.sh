@@ -39,6 +39,13 @@
 #   bash scripts/loadgen-bench.sh            # all scenarios, 8 s each
 #   DURATION=5 BUILD_WRK2=1 bash scripts/loadgen-bench.sh
 #   SECTIONS="2 9 10 8" BUILD_WRK2=1 flock -x /tmp/nettune-bench.lock bash scripts/loadgen-bench.sh
+#   SECTIONS=11 BUILD_WRK2=1 bash scripts/loadgen-bench.sh   # the guide's load, README's scale table
+#
+# Section 11 is the guide's client at this machine's size: wrk2 -c$SAT_CONNS
+# -R$SAT_RATE for SCALE_DURATION s (default 10) with -t as many as the
+# generators' CPUs (SCALE_THREADS), then loadgen with the same flags, on the
+# same nginx; each run is cut off by timeout at SCALE_DURATION + 15 s, so
+# the section takes at most 2 x 25 s (the wrk2 build, if asked, comes before).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,7 +63,8 @@ MAX_LEVELS=${MAX_LEVELS:-30000 40000 50000 60000 70000 80000 90000}
 MAX_DURATION=${MAX_DURATION:-6}
 NGINX_WORKERS=${NGINX_WORKERS:-1}
 NGINX_PAGE=${NGINX_PAGE:-memory}
-SECTIONS=${SECTIONS:-1 2 9 4 6 7 8 10 5 3}
+SCALE_DURATION=${SCALE_DURATION:-10}
+SECTIONS=${SECTIONS:-1 2 9 4 6 7 8 10 5 3 11}
 want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
@@ -416,3 +424,35 @@ werr=$(awk '/Socket errors/' "$work/wrk.idle" | sed 's/^ *//')
 echo "  wrk (closed loop, same connections): peak RSS $(rss_mb "$work/wrk.idle") MiB, ${werr:-no socket errors}"
 fi
 
+if want 11; then
+# Pinned (PIN=1), the generators have cpu0 alone; else every CPU.
+if [ -n "${GEN[*]:-}" ]; then gen_cpus=1; else gen_cpus=$(nproc); fi
+st=${SCALE_THREADS:-$gen_cpus}
+echo "== 11. the guide's load: -t$st -c$SAT_CONNS -R$SAT_RATE -d$SCALE_DURATION, wrk2 then loadgen on the same nginx"
+# us VALUE: wrk2's latency figure (e.g. 1.23ms, 850.00us, 2.01s) in us.
+us() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) f = 1; else if (v ~ /ms$/) f = 1000; else if (v ~ /m$/) f = 60e6; else if (v ~ /s$/) f = 1e6; else f = 0; if (f == 0) print "n/a"; else printf "%.0f", n * f }'; }
+cut_s=$((SCALE_DURATION + 15))
+w_rps="" w_p99="" w_cpu=""
+if [ -n "$WRK2" ]; then
+  timed "$work/wrk2.scale" timeout "$cut_s" "$WRK2" -t"$st" -c"$SAT_CONNS" -R"$SAT_RATE" -d"$SCALE_DURATION" --latency "$url" || true
+  w_rps=$(wrk_rps "$work/wrk2.scale"); w_p99=$(us "$(awk '/^ *99.000%/ {print $2; exit}' "$work/wrk2.scale")"); w_cpu=$(cpu_s "$work/wrk2.scale")
+  printf "  wrk2:    %10s req/s, p99 %s us, CPU %s s (%s CPU-us/req), peak RSS %s MiB\n" "${w_rps:-n/a}" "$w_p99" "$w_cpu" \
+    "$(per_req_us "$w_cpu" "$(wrk_reqs "$work/wrk2.scale")")" "$(rss_mb "$work/wrk2.scale")"
+else
+  echo "  wrk2: not available (set WRK2 or BUILD_WRK2=1): loadgen alone"
+fi
+timed "$work/lg.scale" timeout "$cut_s" "$work/loadgen" -t"$st" -c"$SAT_CONNS" -R"$SAT_RATE" -d"$SCALE_DURATION" --json "$url" || true
+if [ -s "$work/lg.scale" ]; then
+  l_rps=$(json "$work/lg.scale" 'round(r["achieved_rate"], 1)'); l_p99=$(json "$work/lg.scale" 'r["histograms"]["latency"]["percentiles_us"]["99"]')
+  l_cpu=$(cpu_s "$work/lg.scale")
+  printf "  loadgen: %10s req/s, p99 %s us (lag p99 %s us), CPU %s s (%s CPU-us/req), peak RSS %s MiB\n" "$l_rps" "$l_p99" \
+    "$(json "$work/lg.scale" 'r["histograms"]["lag"]["percentiles_us"]["99"]')" "$l_cpu" \
+    "$(per_req_us "$l_cpu" "$(json "$work/lg.scale" 'r["requests"]')")" "$(rss_mb "$work/lg.scale")"
+  if [ -n "$w_rps" ]; then
+    echo "  ratio loadgen/wrk2: req/s $(ratio "$l_rps" "$w_rps"), p99 $(ratio "$l_p99" "$w_p99"), generator CPU $(ratio "$l_cpu" "$w_cpu")"
+  fi
+else
+  echo "  loadgen failed:"; cat "$work/lg.scale.err"
+fi
+echo
+fi

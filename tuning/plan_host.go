@@ -77,7 +77,7 @@ func (h *Host) KeepOnlineChange(want CPUSet) (*Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	if plan.IsEmpty() {
+	if plan.IsEmpty() && len(plan.Blocked) == 0 {
 		return &Change{Describe: fmt.Sprintf("online CPUs already %s", want)}, nil
 	}
 	if len(plan.Blocked) > 0 {

@@ -151,3 +151,34 @@ func TestHWithoutMemFreeMatchesNumactl(t *testing.T) {
 	assert.Equal(t, want, ours, "numactl -H and ours on the same tree")
 	assert.Equal(t, "libnuma: Warning: Cannot parse sysfs meminfo (1)\n", warn)
 }
+
+// The same on a captured tree: the Xeon L5640 host of the corpus (2
+// nodes, CPUs interleaved), its node 1 meminfo without the MemFree line.
+// -H prints what numa's golden file of the tree holds, node 1's free
+// memory "<not available>", and (as root) what numactl prints on it.
+func TestHWithoutMemFreeCapturedTree(t *testing.T) {
+	root := testutil.ExtractSysroot(t, testutil.CorpusFile(t, "sysfs", "ghw-linux-amd64-intel-xeon-L5640-2node.tar.gz"))
+	p := filepath.Join(root, "sys", "devices", "system", "node", "node1", "meminfo")
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	var kept []string
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if !strings.Contains(l, " MemFree:") {
+			kept = append(kept, l)
+		}
+	}
+	require.Len(t, kept, len(strings.SplitAfter(string(b), "\n"))-1, "one MemFree line removed")
+	require.NoError(t, os.WriteFile(p, []byte(strings.Join(kept, "")), 0o644))
+
+	golden, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "numa", "testdata", "TestCorpusXeonInterleaved.golden"))
+	require.NoError(t, err)
+	want := strings.Replace(string(golden), "node 1 free: 29932 MB\n", "node 1 free: <not available>\n", 1)
+	require.NotEqual(t, string(golden), want)
+	ours, err := runMain(t, "-root "+root+" -H")
+	require.NoError(t, err)
+	assert.Equal(t, want, ours)
+
+	theirs, warn := testutil.RealNumactl(t, root, "-H")
+	assert.Equal(t, theirs, ours, "numactl -H and ours on the same tree")
+	assert.Equal(t, "libnuma: Warning: Cannot parse sysfs meminfo (1)\n", warn)
+}

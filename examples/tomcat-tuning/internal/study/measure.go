@@ -236,6 +236,9 @@ func (r *run) census(ctx context.Context) (tomcatconf.Recommendation, error) {
 // interface, or on -load-host's client machines over ssh, as the guide's
 // wrk2 does (several: one shard each, merged).
 func (r *run) runLoad(ctx context.Context, cfg loadgen.Config) (*loadgen.Result, error) {
+	if r.loader != nil {
+		return r.loader(ctx, cfg)
+	}
 	if r.clients != nil {
 		return r.clients.Run(ctx, cfg)
 	}

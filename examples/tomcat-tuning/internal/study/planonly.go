@@ -49,10 +49,11 @@ func (p PlannedStep) Status() string {
 const StatusChange = "change"
 
 // PlanReport is -plan's result: every step planned from the host, and
-// how long an -apply run of them would take at most (Estimate).
+// how long an -apply run of them would take at most (Estimate) and
+// likely (Likely).
 type PlanReport struct {
-	Steps    []PlannedStep
-	Estimate time.Duration
+	Steps            []PlannedStep
+	Estimate, Likely time.Duration
 }
 
 // PlanSteps prepares every step o.Steps names on h, in order, reading
@@ -64,7 +65,7 @@ func PlanSteps(ctx context.Context, h Host, o Options) (PlanReport, error) {
 	if err != nil {
 		return PlanReport{}, err
 	}
-	rep := PlanReport{Estimate: Estimate(h, o, steps)}
+	rep := PlanReport{Estimate: Estimate(h, o, steps), Likely: Likely(h, o, steps)}
 	for _, st := range steps {
 		ch, err := st.Prepare(ctx)
 		if err == nil && ch == nil {
@@ -274,6 +275,7 @@ func WritePlanSummary(w io.Writer, h Host, rep PlanReport, elapsed time.Duration
 	fmt.Fprintf(w, "planned %d step(s), %d with a change, in %s: no load, no JVM started, nothing changed\n",
 		len(rep.Steps), changes, elapsed.Round(time.Millisecond))
 	if h.Live {
-		fmt.Fprintf(w, "-apply with these flags runs the steps, measuring after each: at most about %s\n", rep.Estimate.Round(time.Second))
+		fmt.Fprintf(w, "-apply with these flags runs the steps, measuring after each: likely about %s, at most about %s\n",
+			rep.Likely.Round(time.Second), rep.Estimate.Round(time.Second))
 	}
 }

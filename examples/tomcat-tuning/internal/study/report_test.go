@@ -296,23 +296,64 @@ func TestEstimate(t *testing.T) {
 	h := Host{CPUs: CPUs{N: 1}, NIC: NIC{Name: "lo", Virtual: true, Node: -1}}
 	steps, err := Steps(h, o, nil)
 	require.NoError(t, err)
-	// The sizing: a 30 s warm-up, then 6 counts (the start and 5
-	// doublings) × 4 runs × (5 s + 1 s).
-	sizing := 30*time.Second + 6*4*6*time.Second
-	// 7 measurements × (10 s + 30 s + 6 × 6 s + 5 s) + the census.
-	assert.Equal(t, 7*81*time.Second+5500*time.Millisecond+sizing, Estimate(h, o, steps))
+	// A measurement: a 10 s restart, a 30 s warm-up of 15 runs of 2 s,
+	// 6 capacity runs and the latency run of 5 s, each run with 0.25 s
+	// beyond its duration.
+	const run = 5250 * time.Millisecond
+	warmUp := 30*time.Second + 15*250*time.Millisecond
+	per := 10*time.Second + warmUp + 7*run
+	// The sizing: a warm-up, then 6 counts (7 connections, doubled to
+	// 224) × 4 runs; the census 2.5 s + 3 s.
+	sizing := warmUp + 6*4*run
+	census := 5500 * time.Millisecond
+	// Likely: each warm-up settled after its first 3 runs (6 s), runs
+	// 0.05 s beyond their duration, the sizing done at its third count.
+	const likelyRun = 5050 * time.Millisecond
+	likelyWarmUp := 6*time.Second + 3*50*time.Millisecond
+	likelyPer := 10*time.Second + likelyWarmUp + 7*likelyRun
+	likelySizing := likelyWarmUp + 3*4*likelyRun
+	// 7 measurements: the baseline, access-log, threads + 3, the drift guard.
+	assert.Equal(t, 7*per+census+sizing, Estimate(h, o, steps))
 	assert.Less(t, Estimate(h, o, steps), 13*time.Minute)
+	b := Budget(h, o, steps)
+	require.Len(t, b, 4)
+	assert.Equal(t, 7*likelyPer+census+likelySizing, Likely(h, o, steps))
+	assert.Equal(t, StepBudget{Name: "baseline", Measurements: 1, Restarts: 1, Time: per + sizing + census, Likely: likelyPer + likelySizing + census,
+		Runs: Runs{WarmUp: 2 * 15, Capacity: 6, Latency: 1, Census: 1, Sizing: 24}}, b[0])
+	assert.Equal(t, StepBudget{Name: StepThreads, Measurements: 4, Restarts: 4, Time: 4 * per, Likely: 4 * likelyPer,
+		Runs: Runs{WarmUp: 4 * 15, Capacity: 4 * 6, Latency: 4}}, b[2])
+	assert.Equal(t, "baseline again", b[3].Name)
+
 	o.Search = SearchOff
-	assert.Equal(t, 4*81*time.Second+5500*time.Millisecond+sizing, Estimate(h, o, steps), "the rules alone")
+	assert.Equal(t, 4*per+census+sizing, Estimate(h, o, steps), "the rules alone")
 	o.Connections = 64
-	assert.Equal(t, 4*81*time.Second+5500*time.Millisecond, Estimate(h, o, steps), "-connections: no sizing")
-	o.Connections = 0
+	assert.Equal(t, 4*per+census, Estimate(h, o, steps), "-connections: no sizing")
+	o.Keep = true
+	assert.Equal(t, 3*per+census, Estimate(h, o, steps), "-keep: no drift guard")
+	o.Keep, o.Connections = false, 0
 
 	// An 8-queue veth and 2 CPUs: nic-queues is measured, and searched
 	// over 1 and 8 besides the rule.
 	o.Search = SearchOn
 	h.CPUs.N, h.NIC.Channels = 2, &nic.Channels{MaxRX: 8, MaxTX: 8, RX: 8, TX: 8}
 	// threads: 1 (rule), 4, 8, 200 (before) + the census: 3 more; nic-queues:
-	// 2 (rule), 1, 8 (before): 1 more.
-	assert.Equal(t, (1+1+1+3+1+1+1)*81*time.Second+5500*time.Millisecond+sizing, Estimate(h, o, steps))
+	// 2 (rule), 1, 8 (before): 1 more. The sizing for 2 CPUs: 14
+	// connections doubled to 448, 6 counts again.
+	assert.Equal(t, (1+1+1+3+1+1+1)*per+census+sizing, Estimate(h, o, steps))
+}
+
+// TestSizingBudget: the sizing's counts are those sizeLoad may try, the
+// start doubled up to the bound, which caps the doubling on a big host
+// (256 CPUs: 1707, 3414, 6828, 8192).
+func TestSizingBudget(t *testing.T) {
+	o := DefaultOptions()
+	o.WarmUp = 0
+	runs := sizingRuns(o.Repeat, o.Alpha)
+	for _, tt := range []struct{ cpus, counts int }{{1, 6}, {8, 6}, {192, 4}, {256, 4}, {2000, 1}} {
+		b := o.sizingBudget(tt.cpus)
+		assert.Equal(t, tt.counts*runs, b.Runs.Sizing, "%d CPUs", tt.cpus)
+		assert.Equal(t, time.Duration(tt.counts*runs)*(o.Duration+runAllowance), b.Time, "%d CPUs", tt.cpus)
+	}
+	o.LoadHost = "a,b,c"
+	assert.Equal(t, 6*runs, o.sizingBudget(1).Runs.Sizing, "3 clients: still from the 7 connections of one CPU")
 }

@@ -117,6 +117,10 @@ type run struct {
 	// sizing is the load sizing of the baseline (-connections 0); nil
 	// until done, or when -connections was given.
 	sizing *LoadSizing
+	// restarter and loader, when set, replace the restart of Tomcat and
+	// the running of a load (a test's server, a count of the runs).
+	restarter func(context.Context) error
+	loader    loadgen.RunFunc
 }
 
 func newRun(h Host, o Options, log io.Writer) *run {
@@ -382,7 +386,7 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 		return res, err
 	}
 	defer unlock()
-	fmt.Fprintf(log, "estimated duration: at most about %s\n", Estimate(h, o, steps).Round(time.Second))
+	fmt.Fprintf(log, "estimated duration: likely about %s, at most about %s\n", Likely(h, o, steps).Round(time.Second), Estimate(h, o, steps).Round(time.Second))
 	if res.SharedCPUs != "" {
 		fmt.Fprintln(log, res.SharedCPUs)
 	}
@@ -444,22 +448,14 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 		}
 	}()
 
+	prog := NewProgress(Budget(h, o, steps), time.Now)
 	runner := &tuning.Runner{Journal: j, Reverters: Reverters(cpuHost), Keep: o.Keep,
 		AfterStep: func(ctx context.Context, sr tuning.StepResult) error {
-			fmt.Fprintf(log, "== measure %s ==\n", sr.Name)
-			if sr.Name == "baseline" {
-				if hasStep(steps, StepCPUs) {
-					r.place = PlacementAfter(h, o, StepCPUs, r.place)
-				}
-			} else {
-				r.place = PlacementAfter(h, o, sr.Name, r.place)
-			}
-			if err := r.measureStep(ctx, sr.Name); err != nil {
+			if err := r.afterStep(ctx, steps, sr); err != nil {
 				return err
 			}
-			if s := r.findings.Searches[sr.Name]; s != nil && sr.Status == tuning.StatusApplied {
-				return r.search(ctx, s)
-			}
+			prog.Done(sr.Name)
+			fmt.Fprintln(log, prog.Line())
 			return nil
 		}}
 	results, runErr := runner.Run(ctx, announce(log, steps))
@@ -468,6 +464,10 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 		again, err := r.driftGuard(ctx, j, cpuHost, steps)
 		res.Again = again
 		runErr = err
+		if again != nil {
+			prog.Done(again.Name)
+			fmt.Fprintln(log, prog.Line())
+		}
 	}
 	if runErr == nil && (o.Persist || o.Export != "") {
 		runErr = r.persist(ctx, j, cpuHost, &res)
@@ -485,6 +485,27 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 		}
 	}
 	return res, errors.Join(runErr, stopErr)
+}
+
+// afterStep is -apply's work once the runner applied step sr (or the
+// baseline's steps): place Tomcat and the load, restart Tomcat and
+// measure, and search the step's setting.
+func (r *run) afterStep(ctx context.Context, steps []tuning.Step, sr tuning.StepResult) error {
+	fmt.Fprintf(r.log, "== measure %s ==\n", sr.Name)
+	if sr.Name == "baseline" {
+		if hasStep(steps, StepCPUs) {
+			r.place = PlacementAfter(r.h, r.o, StepCPUs, r.place)
+		}
+	} else {
+		r.place = PlacementAfter(r.h, r.o, sr.Name, r.place)
+	}
+	if err := r.measureStep(ctx, sr.Name); err != nil {
+		return err
+	}
+	if s := r.findings.Searches[sr.Name]; s != nil && sr.Status == tuning.StatusApplied {
+		return r.search(ctx, s)
+	}
+	return nil
 }
 
 // lockStudy takes the state directory's lock of the instance's
@@ -625,71 +646,6 @@ func hasStep(steps []tuning.Step, name string) bool {
 		}
 	}
 	return false
-}
-
-// restartAllowance is what a restart of Tomcat takes, as budgeted by
-// Estimate (8 s here for Debian's tomcat10 on 2 CPUs).
-const restartAllowance = 10 * time.Second
-
-// Estimate bounds a -apply run's duration on h before it starts: for the
-// baseline, every other step the host lets run (nic-queues needs a NIC with
-// queues to set, numa-local a NIC on one of several nodes), each candidate
-// a search measures besides the rule and the step before's (with one more
-// for the census's recommendation) and the drift guard, a restart, the
-// longest warm-up, -repeat capacity runs (each with a second of connecting
-// and draining) and the latency run; the census after the baseline; and
-// the load sizing's warm-up and every count it may try (-connections 0).
-func Estimate(h Host, o Options, steps []tuning.Step) time.Duration {
-	n := 1
-	for _, s := range steps {
-		if s.Baseline {
-			continue
-		}
-		switch s.Name {
-		case StepNICQueues:
-			ch := h.NIC.Channels
-			if ch == nil || ch.MaxQueues() < 2 {
-				continue // skipped: no queue count to set
-			}
-			if o.Search != SearchOff {
-				n += measuredCandidates(QueueCandidates(uint32(h.CPUs.N), ch.MaxQueues(), ch.Queues()))
-			}
-		case StepNUMALocal:
-			if _, skip := NUMAPick(h, o); skip != "" {
-				continue
-			}
-		case StepThreads:
-			if o.Search != SearchOff {
-				n += measuredCandidates(ThreadCandidates(h.CPUs.N, nil, currentMaxThreads(h))) + 1 // + the census's
-			}
-		}
-		n++
-	}
-	if o.Method() == MethodAffinity && n > 1 {
-		n++ // the drift guard
-	}
-	per := restartAllowance + o.WarmUp + time.Duration(o.Repeat)*(o.Duration+time.Second) + o.Duration
-	total := time.Duration(n) * per
-	if hasStep(steps, StepThreads) {
-		total += max(time.Second, o.Duration/2) + 3*time.Second
-	}
-	if o.Connections == 0 {
-		// The load sizing: a warm-up, then every count up to the bound.
-		total += o.WarmUp + time.Duration((SizingDoublings+1)*sizingRuns(o.Repeat, o.Alpha))*(o.Duration+time.Second)
-	}
-	return total
-}
-
-// measuredCandidates counts the candidates a search measures besides the
-// rule (the step's own measurement) and the step before's.
-func measuredCandidates(cs []Candidate) int {
-	n := 0
-	for i, c := range cs {
-		if i > 0 && !c.Previous {
-			n++
-		}
-	}
-	return n
 }
 
 // currentMaxThreads is the pool h's Tomcat runs with now (200, Tomcat's
@@ -910,6 +866,9 @@ func (r *run) finishTomcat(ctx context.Context) error {
 // the drop-in's limits; else under the raised open-files limit) and, with
 // -cpu-method affinity, pins the JVM to the placement's CPUs.
 func (r *run) restart(ctx context.Context) error {
+	if r.restarter != nil {
+		return r.restarter(ctx)
+	}
 	systemd := r.h.Tomcat.Systemd()
 	if systemd {
 		r.inst().NoFile = 0 // the open-files step's drop-in sets it, journaled
