@@ -50,7 +50,7 @@ func TestHelpAndVersion(t *testing.T) {
 		"alpha", "apply", "capacity-rate", "catalina-base", "catalina-home", "connections", "cpu-method", "cpus",
 		"duration", "export", "grub", "iface", "journal", "json", "keep", "latency-rate", "load-host", "load-netns",
 		"load-shares-cpus", "load-worker", "persist", "persist-steps", "plan", "plot", "port", "repeat", "revert", "root",
-		"search", "ssh-config", "steps", "url", "verify", "warmup", "warmup-interval",
+		"search", "ssh-config", "steps", "url", "verify", "warmup", "warmup-interval", "wide",
 	})
 	out, _, _ := runCLI(t, "-h")
 	assert.True(t, strings.HasPrefix(out, synopsis+"\n"), out)
@@ -96,6 +96,8 @@ func TestRefusedCommandLines(t *testing.T) {
 		{"verify and apply", []string{"-verify", "-apply"}, "takes only -journal: drop -apply"},
 		{"verify and steps", []string{"-verify", "-steps", "threads"}, "takes only -journal: drop -steps"},
 		{"plot without apply", []string{"-plot", file}, "-plot draws the step table of -apply"},
+		{"wide without apply", []string{"-wide"}, "-wide prints the step table of -apply with every column: give -apply too"},
+		{"plan and wide", []string{"-plan", "-wide"}, "-plan only prints the plan (and writes -json): drop -wide"},
 		{"apply on a fixture root", []string{"-apply", "-root", dir}, "cannot be used with -root"},
 		{"load-host and load-netns", []string{"-apply", "-load-host", "h", "-load-netns", "n", "-url", "http://10.0.0.1:8080/"}, "give one place for the load"},
 		{"warmup-interval without warm-up", []string{"-warmup", "0", "-warmup-interval", "1"}, "-warmup-interval sets the length of the warm-up runs, and -warmup is 0"},

@@ -14,7 +14,8 @@ import (
 	"github.com/nettune/nettune/tuning"
 )
 
-// FormatResults renders step results as an aligned text table.
+// FormatResults renders step results as an aligned text table, a long
+// detail wrapped to TableWidth columns under its own column.
 func FormatResults(results []tuning.StepResult) string {
 	var b strings.Builder
 	w := len("step")
@@ -22,8 +23,11 @@ func FormatResults(results []tuning.StepResult) string {
 		w = max(w, len(r.Name))
 	}
 	fmt.Fprintf(&b, "%-*s  %-9s  %s\n", w, "step", "status", "detail")
+	pad := strings.Repeat(" ", w+2+9+2)
 	for _, r := range results {
-		fmt.Fprintf(&b, "%-*s  %-9s  %s\n", w, r.Name, r.Status, r.Reason)
+		detail := Wrap(pad+r.Reason, TableWidth-2)
+		detail = strings.ReplaceAll(strings.TrimPrefix(detail, pad), "\n"+pad+"  ", "\n"+pad)
+		fmt.Fprintf(&b, "%s\n", strings.TrimRight(fmt.Sprintf("%-*s  %-9s  %s", w, r.Name, r.Status, detail), " "))
 	}
 	return b.String()
 }

@@ -29,7 +29,7 @@ func TestFormatResults(t *testing.T) {
 		{Name: "nic", Status: tuning.StatusSkipped, Reason: "no physical NIC"},
 	}
 	assert.Equal(t, "step     status     detail\n"+
-		"threads  reverted   \n"+
+		"threads  reverted\n"+
 		"nic      skipped    no physical NIC\n", FormatResults(res))
 }
 
