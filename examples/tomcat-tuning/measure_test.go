@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/jsonschema"
 	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
 	"github.com/nettune/nettune/internal/testutil"
 )
@@ -99,23 +100,7 @@ func TestApplyCapacityTable(t *testing.T) {
 
 	js, err := os.ReadFile(jsonOut)
 	require.NoError(t, err)
-	var doc struct {
-		CommonRate float64 `json:"common_rate_rps"`
-		Steps      []struct {
-			Step        string   `json:"step"`
-			Status      string   `json:"status"`
-			Capacity    *float64 `json:"capacity_rps"`
-			CapacityMin float64  `json:"capacity_min_rps"`
-			CapacityMax float64  `json:"capacity_max_rps"`
-			Runs        int      `json:"capacity_runs"`
-			Latency     *struct {
-				Rate float64 `json:"rate_rps"`
-				P50  float64 `json:"p50_ms"`
-				P99  float64 `json:"p99_ms"`
-				Max  float64 `json:"max_ms"`
-			} `json:"latency"`
-		} `json:"steps"`
-	}
+	var doc study.Document
 	require.NoError(t, json.Unmarshal(js, &doc))
 	assert.Equal(t, rate, doc.CommonRate)
 	require.Len(t, doc.Steps, 2)
@@ -124,16 +109,30 @@ func TestApplyCapacityTable(t *testing.T) {
 		assert.Equal(t, name, st.Step)
 		assert.Equal(t, "measured", st.Status)
 		require.NotNil(t, st.Capacity, name)
-		assert.True(t, st.CapacityMin <= *st.Capacity && *st.Capacity <= st.CapacityMax, "%s: %v in %v-%v", name, *st.Capacity, st.CapacityMin, st.CapacityMax)
-		assert.Equal(t, 2, st.Runs)
+		c := st.Capacity
+		assert.True(t, c.Min <= c.Median && c.Median <= c.Max, "%s: %v in %v-%v", name, c.Median, c.Min, c.Max)
+		assert.Equal(t, 2, c.Runs)
+		assert.Len(t, c.RunsRPS, 2)
 		require.NotNil(t, st.Latency, name)
 		assert.Equal(t, rate, st.Latency.Rate)
 		assert.True(t, st.Latency.P50 > 0 && st.Latency.P50 <= st.Latency.P99 && st.Latency.P99 <= st.Latency.Max, "%s latency %+v", name, *st.Latency)
 	}
+	require.NotNil(t, doc.Steps[1].VsBaseline)
+	assert.Equal(t, "too few runs", doc.Steps[1].VsBaseline.Verdict)
+	require.NotNil(t, doc.Drift, "the drift guard")
+	assert.Equal(t, 2, doc.Drift.Capacity.Runs)
+	assertConformsToSchema(t, js)
 	assert.False(t, math.IsNaN(doc.CommonRate))
 	svg, err := os.ReadFile(plot)
 	require.NoError(t, err)
 	assert.Equal(t, 2, strings.Count(string(svg), `class="bar"`), "a capacity bar per measured step")
 	assert.Contains(t, string(svg), `data-name="access-log"`)
 	assert.Contains(t, string(svg), "(2 runs)")
+}
+
+// assertConformsToSchema checks a -json document the program wrote
+// against the schema file that documents it.
+func assertConformsToSchema(t *testing.T, doc []byte) {
+	t.Helper()
+	assert.NoError(t, jsonschema.Validate(filepath.Join("docs", "tomcat-tuning.schema.json"), doc), "%s", doc)
 }
