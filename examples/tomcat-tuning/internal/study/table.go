@@ -38,7 +38,9 @@ func StepTable(o Options, res Results, wide bool) string {
 	}
 	b.WriteString(compactTable(cmp))
 	b.WriteString(Wrap(stepNotes(cmp)+res.LoadBoundText(), TableWidth))
-	b.WriteString(Wrap(compactLegend+Legend(res.Used(o), cmp), TableWidth))
+	// The legend's continuation lines ("\n  ") joined, then wrapped anew.
+	legend := strings.ReplaceAll(Legend(res.Used(o), cmp), "\n  ", " ")
+	b.WriteString(Wrap(compactLegend+legend, TableWidth))
 	if d, ok := res.Drift(); ok {
 		b.WriteString(Wrap(d.Text(), TableWidth))
 	}
