@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -155,4 +157,26 @@ func TestParseArgs(t *testing.T) {
 	c, err = parseArgs(nil, &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Equal(t, study.DefaultOptions(), c.o, "no flag: every default")
+}
+
+// TestReadmeSteps: README.md's table of steps lists the steps of the
+// program, in its order, and its flag list names every flag -h lists.
+func TestReadmeSteps(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	readme := string(b)
+	var steps []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\| ").FindAllStringSubmatch(readme, -1) {
+		if slices.Contains(study.StepNames(), m[1]) {
+			steps = append(steps, m[1])
+		}
+	}
+	assert.Equal(t, study.StepNames(), steps, "README.md's table of steps")
+	out, _, code := runCLI(t, "-h")
+	require.Equal(t, 0, code)
+	i := strings.Index(readme, "## Command line")
+	require.GreaterOrEqual(t, i, 0)
+	for _, m := range regexp.MustCompile(`(?m)^  -([a-z-]+)`).FindAllStringSubmatch(out, -1) {
+		assert.Regexp(t, "-"+regexp.QuoteMeta(m[1])+"\\b", readme[i:], "README.md's command line names -%s", m[1])
+	}
 }
