@@ -378,7 +378,7 @@ func (c StepComparison) Text() string {
 		if i > 0 {
 			vsBase, vsPrev = r.VsBaseline.String(), r.VsPrevious.String()
 			if r.Latency.P99 > 0 && c.Rows[0].Latency.P99 > 0 {
-				p99Vs = pct(r.P99VsBaseline)
+				p99Vs = Percent(r.P99VsBaseline)
 			}
 		}
 		at := "-"
@@ -397,7 +397,7 @@ func (c StepComparison) Text() string {
 		if refSource != "" {
 			ref := ""
 			if r.Reference != nil {
-				ref = pct1(r.Reference.VsPrevious)
+				ref = Percent(r.Reference.VsPrevious)
 			}
 			row = append(row, ref)
 		}

@@ -128,28 +128,29 @@ type Uplift struct {
 // +12.6] p=0.008" for a gain or a loss; "no significant change (+0.4 %
 // [-2.1, +3.0] p=0.690)"; "+26.1 % (too few runs: 3+3, p ≥ 0.100)";
 // "+3.2 % [...] p=... (unsettled)"; and, without a verdict (UpliftOf),
-// "+2.00%" with " (noise)" after a change inside the spread.
+// "+2.0 %" with " (noise)" after a change inside the spread.
 func (u Uplift) String() string {
 	if u.Verdict == "" {
 		if u.Noise {
-			return pct(u.Percent) + " (noise)"
+			return Percent(u.Percent) + " (noise)"
 		}
-		return pct(u.Percent)
+		return Percent(u.Percent)
 	}
-	figures := fmt.Sprintf("%s [%s, %s] %s", pct1(u.Percent), signed1(u.Low), signed1(u.High), pValue(u.P))
+	figures := fmt.Sprintf("%s [%s, %s] %s", Percent(u.Percent), signed1(u.Low), signed1(u.High), pValue(u.P))
 	switch u.Verdict {
 	case VerdictGain, VerdictLoss:
 		return figures
 	case VerdictNoChange:
 		return "no significant change (" + figures + ")"
 	case VerdictTooFewRuns:
-		return fmt.Sprintf("%s (too few runs: %d+%d, p >= %.3f)", pct1(u.Percent), u.N1, u.N2, MinPValue(u.N1, u.N2))
+		return fmt.Sprintf("%s (too few runs: %d+%d, p >= %.3f)", Percent(u.Percent), u.N1, u.N2, MinPValue(u.N1, u.N2))
 	}
 	return figures + " (" + string(u.Verdict) + ")"
 }
 
-// pct1 formats a percent change with one decimal: "+10.4 %".
-func pct1(v float64) string { return signed1(v) + " %" }
+// Percent formats a percent change as every step table and uplift does:
+// its sign, one decimal, a space and "%" ("+10.4 %", "-2.1 %", "0.0 %").
+func Percent(v float64) string { return signed1(v) + " %" }
 
 // signed1 formats a number with its sign and one decimal: "+7.9", "-2.1".
 func signed1(v float64) string {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +52,7 @@ func TestHelpAndVersion(t *testing.T) {
 		"alpha", "apply", "capacity-rate", "catalina-base", "catalina-home", "connections", "cpu-method", "cpus",
 		"duration", "export", "grub", "iface", "journal", "json", "keep", "latency-rate", "load-host", "load-netns",
 		"load-shares-cpus", "load-worker", "persist", "persist-steps", "plan", "plot", "port", "repeat", "revert", "root",
-		"search", "ssh-config", "steps", "url", "verify", "warmup", "warmup-interval",
+		"search", "ssh-config", "steps", "url", "verify", "warmup", "warmup-interval", "wide",
 	})
 	out, _, _ := runCLI(t, "-h")
 	assert.True(t, strings.HasPrefix(out, synopsis+"\n"), out)
@@ -96,6 +98,8 @@ func TestRefusedCommandLines(t *testing.T) {
 		{"verify and apply", []string{"-verify", "-apply"}, "takes only -journal: drop -apply"},
 		{"verify and steps", []string{"-verify", "-steps", "threads"}, "takes only -journal: drop -steps"},
 		{"plot without apply", []string{"-plot", file}, "-plot draws the step table of -apply"},
+		{"wide without apply", []string{"-wide"}, "-wide prints the step table of -apply with every column: give -apply too"},
+		{"plan and wide", []string{"-plan", "-wide"}, "-plan only prints the plan (and writes -json): drop -wide"},
 		{"apply on a fixture root", []string{"-apply", "-root", dir}, "cannot be used with -root"},
 		{"load-host and load-netns", []string{"-apply", "-load-host", "h", "-load-netns", "n", "-url", "http://10.0.0.1:8080/"}, "give one place for the load"},
 		{"warmup-interval without warm-up", []string{"-warmup", "0", "-warmup-interval", "1"}, "-warmup-interval sets the length of the warm-up runs, and -warmup is 0"},
@@ -153,4 +157,26 @@ func TestParseArgs(t *testing.T) {
 	c, err = parseArgs(nil, &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Equal(t, study.DefaultOptions(), c.o, "no flag: every default")
+}
+
+// TestReadmeSteps: README.md's table of steps lists the steps of the
+// program, in its order, and its flag list names every flag -h lists.
+func TestReadmeSteps(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	readme := string(b)
+	var steps []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\| ").FindAllStringSubmatch(readme, -1) {
+		if slices.Contains(study.StepNames(), m[1]) {
+			steps = append(steps, m[1])
+		}
+	}
+	assert.Equal(t, study.StepNames(), steps, "README.md's table of steps")
+	out, _, code := runCLI(t, "-h")
+	require.Equal(t, 0, code)
+	i := strings.Index(readme, "## Command line")
+	require.GreaterOrEqual(t, i, 0)
+	for _, m := range regexp.MustCompile(`(?m)^  -([a-z-]+)`).FindAllStringSubmatch(out, -1) {
+		assert.Regexp(t, "-"+regexp.QuoteMeta(m[1])+"\\b", readme[i:], "README.md's command line names -%s", m[1])
+	}
 }

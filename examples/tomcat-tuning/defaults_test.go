@@ -71,7 +71,7 @@ func testApplyPackagedStopped(t *testing.T) {
 	var tried []int
 	for _, tr := range doc.Load.Tried {
 		tried = append(tried, tr.Connections)
-		assert.NotEmpty(t, tr.Runs, "%d connections", tr.Connections)
+		assert.NotEmpty(t, tr.Capacity.RunsRPS, "%d connections", tr.Connections)
 	}
 	assert.Contains(t, tried, conns, "the count chosen was one tried")
 	require.NotEmpty(t, doc.Steps)

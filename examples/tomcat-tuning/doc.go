@@ -13,7 +13,18 @@
 //	go run ./examples/tomcat-tuning -apply             # run the steps, measure each, revert at the end
 //	go run ./examples/tomcat-tuning -apply -load-host u@client    # the same, the load from a client over ssh
 //	go run ./examples/tomcat-tuning -apply -keep       # leave the tuned state in place
+//	go run ./examples/tomcat-tuning -plan -json p.json # every step's change, no load, no JVM
+//	go run ./examples/tomcat-tuning -verify            # does the host still hold what the journal keeps?
 //	go run ./examples/tomcat-tuning -revert            # undo what an earlier (killed) run left
+//
+// The step table fits 100 columns: each step's capacity (median and
+// range), its change against the baseline and the previous step with the
+// verdict, the Arm guide's figure, p99 at the common rate and errors;
+// -wide prints every column (each change's interval and p, p50, max, the
+// JVM's CPU). -json writes one document, schema_version 1, durations in
+// ms and rates in requests/s, a capacity, a latency and a change of one
+// shape wherever they appear; docs/json-schema.md describes it and
+// docs/tomcat-tuning.schema.json is its JSON Schema.
 //
 // -h lists every flag with its default, -version the module and VCS
 // commit. The exit status is 0 when done, 1 on failure, 2 for a bad

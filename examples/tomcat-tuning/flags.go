@@ -65,6 +65,7 @@ func parseArgs(args []string, stdout io.Writer) (command, error) {
 	cliflag.DurationVar(fs, &o.WarmUpStep, "warmup-interval", o.WarmUpStep, "length of each warm-up run, a `duration`")
 	fs.StringVar(&o.JSONFile, "json", "", "with -plan: write the host and the planned steps with their changes; with -apply: write the steps (status, capacity with its spread, latency at the common rate) as JSON to this `file`")
 	fs.StringVar(&o.PlotFile, "plot", "", "with -apply: write a bar chart of the steps' capacity (median requests/s) to this SVG `file`")
+	fs.BoolVar(&o.Wide, "wide", false, fmt.Sprintf("with -apply: print the step table with every column (each uplift's interval and p, p50, max, p99's change, the JVM's CPU) instead of the %d-column table", study.TableWidth))
 	fs.StringVar(&o.Grub, "grub", "", "GRUB defaults `file` (default: ROOT/etc/default/grub)")
 	fs.StringVar(&o.Root, "root", o.Root, "host root: a fixture or mounted `tree` for plan mode (nothing is measured there)")
 	fs.StringVar(&o.Iface, "iface", "", "NIC to tune (default: the interface holding the URL's address)")
@@ -132,6 +133,7 @@ func refuse(given cliflag.Given, c command) error {
 			{"load-shares-cpus", "-load-shares-cpus lets -apply measure with the load on Tomcat's CPUs: give -apply too (plan mode changes no CPU)"},
 			{"json", "-json writes the step table of -apply or the plan of -plan: give one of them (plan mode measures only a baseline)"},
 			{"plot", "-plot draws the step table of -apply: give -apply too (plan mode measures only a baseline)"},
+			{"wide", "-wide prints the step table of -apply with every column: give -apply too (plan mode measures only a baseline)"},
 		} {
 			if given[n.flag] {
 				return fmt.Errorf("%s", n.why)
@@ -166,7 +168,7 @@ func refuse(given cliflag.Given, c command) error {
 // the plan (it only prints it), and what shapes a measurement it does
 // not make; -load-host and -load-netns change the plan (where the load
 // runs), so they stay.
-var planRefused = append([]string{"apply", "keep", "persist", "persist-steps", "export", "plot", "journal", "load-shares-cpus"}, measureFlags...)
+var planRefused = append([]string{"apply", "keep", "persist", "persist-steps", "export", "plot", "wide", "journal", "load-shares-cpus"}, measureFlags...)
 
 // refusePlan refuses the flags -plan has no use for, naming them.
 func refusePlan(given cliflag.Given, o study.Options) error {

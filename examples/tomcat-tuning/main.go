@@ -85,10 +85,7 @@ func run(ctx context.Context, w io.Writer, c command) error {
 		if err != nil || len(res.Measured) == 0 {
 			return err
 		}
-		cmp := res.Comparison()
-		fmt.Fprint(w, cmp.Text())
-		fmt.Fprint(w, res.LoadBoundText())
-		fmt.Fprint(w, study.Legend(res.Used(o), cmp))
+		fmt.Fprint(w, study.StepTable(o, res, false))
 		fmt.Fprintln(w, "-apply runs the plan, measuring after each step")
 		return nil
 	}
@@ -100,13 +97,7 @@ func run(ctx context.Context, w io.Writer, c command) error {
 	fmt.Fprint(w, study.FormatResults(res.Steps))
 	if len(res.Measured) > 0 {
 		fmt.Fprintln(w, "== Step table ==")
-		cmp := res.Comparison()
-		fmt.Fprint(w, cmp.Text())
-		fmt.Fprint(w, res.LoadBoundText())
-		fmt.Fprint(w, study.Legend(res.Used(o), cmp))
-		if d, ok := res.Drift(); ok {
-			fmt.Fprint(w, d.Text())
-		}
+		fmt.Fprint(w, study.StepTable(o, res, o.Wide))
 		if err := study.WriteOutputs(o, res); err != nil {
 			runErr = errors.Join(runErr, err)
 		}

@@ -177,6 +177,7 @@ func TestPlanOnlyJSONFixture(t *testing.T) {
 
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
+	assertConformsToSchema(t, data)
 	var doc struct {
 		Steps []json.RawMessage `json:"steps"`
 		Plan  *study.PlanJSON   `json:"plan"`
@@ -346,7 +347,7 @@ func TestApplyAffinityRevert(t *testing.T) {
 	require.NoError(t, json.Unmarshal(js, &doc))
 	var measured []string
 	for _, st := range doc.Steps {
-		if st.Status == study.StatusMeasured && st.MeasuredJSON != nil {
+		if st.Status == study.StatusMeasured && st.Capacity != nil {
 			measured = append(measured, st.Step)
 		}
 	}

@@ -13,10 +13,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/jsonschema"
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
 	"github.com/nettune/nettune/internal/testutil"
 )
 
@@ -67,12 +70,15 @@ func TestApplyCapacityTable(t *testing.T) {
 	i := strings.Index(out, "== Step table ==")
 	require.GreaterOrEqual(t, i, 0, "no step table")
 	table := out[i:]
-	assert.Regexp(t, `step\s+capacity\s+min-max\s+runs\s+vs base\s+vs prev\s+Arm guide vs prev\s+at req/s\s+p50\s+p99\s+vs base\s+max\s+errors`, table)
+	assert.Regexp(t, `(?m)^step\s+capacity\s+min-max\s+vs baseline\s+vs previous\s+Arm guide\s+p99\s+errors$`, table)
+	for _, l := range strings.Split(table, "\n") {
+		assert.LessOrEqual(t, utf8.RuneCountInString(l), study.TableWidth, "too wide: %q", l)
+	}
 	// Two runs a side can never be significant: the uplift says so.
-	pct := `([+-]?\d+\.\d+ % \(too few runs: 2\+2, p >= 0\.333\))`
-	base := regexp.MustCompile(`(?m)^baseline(?: \(unsettled\))?\s+(\d+)\s+(\d+)-(\d+)\s+2\s+(\d+)\s+\S+\s+\S+\s+\S+\s+\d+`).FindStringSubmatch(table)
+	pct := `([+-]?\d+\.\d+ % few runs)`
+	base := regexp.MustCompile(`(?m)^baseline\s+(\d+)\s+(\d+)-(\d+)\s+\S+\s+\d+$`).FindStringSubmatch(table)
 	require.NotNil(t, base, "baseline row")
-	step := regexp.MustCompile(`(?m)^access-log(?: \(unsettled\))?\s+(\d+)\s+(\d+)-(\d+)\s+2\s+` + pct + `\s+` + pct + `\s+\+11\.1 %\s+(\d+)\s`).FindStringSubmatch(table)
+	step := regexp.MustCompile(`(?m)^access-log\s+(\d+)\s+(\d+)-(\d+)\s+` + pct + `\s+` + pct + `\s+\+11\.1 %\s+\S+\s+\d+$`).FindStringSubmatch(table)
 	require.NotNil(t, step, "access-log row")
 	num := func(s string) float64 {
 		v, err := strconv.ParseFloat(s, 64)
@@ -85,32 +91,16 @@ func TestApplyCapacityTable(t *testing.T) {
 		assert.LessOrEqual(t, lo, med)
 		assert.LessOrEqual(t, med, hi)
 	}
-	// Latency at one rate, common to both: 60% of the baseline's capacity.
-	rate := num(base[4])
-	assert.Equal(t, rate, num(step[6]))
+	// Latency at one rate, common to both: 60 % of the baseline's capacity.
+	m := regexp.MustCompile(`(?m)^latency: one 1s run at (\d+) req/s for every step \(60 % of the baseline's capacity\)`).FindStringSubmatch(table)
+	require.NotNil(t, m, "the legend's common rate")
+	rate := num(m[1])
 	assert.InDelta(t, 0.6*num(base[1]), rate, 1)
-	assert.Contains(t, table, "latency: one 1s run at "+base[4]+" req/s for every step (60% of the baseline's capacity)")
 	assert.Regexp(t, `(?m)^drift: measured again, `, table, "the drift guard measured the baseline again")
 
 	js, err := os.ReadFile(jsonOut)
 	require.NoError(t, err)
-	var doc struct {
-		CommonRate float64 `json:"common_rate_rps"`
-		Steps      []struct {
-			Step        string   `json:"step"`
-			Status      string   `json:"status"`
-			Capacity    *float64 `json:"capacity_rps"`
-			CapacityMin float64  `json:"capacity_min_rps"`
-			CapacityMax float64  `json:"capacity_max_rps"`
-			Runs        int      `json:"capacity_runs"`
-			Latency     *struct {
-				Rate float64 `json:"rate_rps"`
-				P50  float64 `json:"p50_ms"`
-				P99  float64 `json:"p99_ms"`
-				Max  float64 `json:"max_ms"`
-			} `json:"latency"`
-		} `json:"steps"`
-	}
+	var doc study.Document
 	require.NoError(t, json.Unmarshal(js, &doc))
 	assert.Equal(t, rate, doc.CommonRate)
 	require.Len(t, doc.Steps, 2)
@@ -119,16 +109,30 @@ func TestApplyCapacityTable(t *testing.T) {
 		assert.Equal(t, name, st.Step)
 		assert.Equal(t, "measured", st.Status)
 		require.NotNil(t, st.Capacity, name)
-		assert.True(t, st.CapacityMin <= *st.Capacity && *st.Capacity <= st.CapacityMax, "%s: %v in %v-%v", name, *st.Capacity, st.CapacityMin, st.CapacityMax)
-		assert.Equal(t, 2, st.Runs)
+		c := st.Capacity
+		assert.True(t, c.Min <= c.Median && c.Median <= c.Max, "%s: %v in %v-%v", name, c.Median, c.Min, c.Max)
+		assert.Equal(t, 2, c.Runs)
+		assert.Len(t, c.RunsRPS, 2)
 		require.NotNil(t, st.Latency, name)
 		assert.Equal(t, rate, st.Latency.Rate)
 		assert.True(t, st.Latency.P50 > 0 && st.Latency.P50 <= st.Latency.P99 && st.Latency.P99 <= st.Latency.Max, "%s latency %+v", name, *st.Latency)
 	}
+	require.NotNil(t, doc.Steps[1].VsBaseline)
+	assert.Equal(t, "too few runs", doc.Steps[1].VsBaseline.Verdict)
+	require.NotNil(t, doc.Drift, "the drift guard")
+	assert.Equal(t, 2, doc.Drift.Capacity.Runs)
+	assertConformsToSchema(t, js)
 	assert.False(t, math.IsNaN(doc.CommonRate))
 	svg, err := os.ReadFile(plot)
 	require.NoError(t, err)
 	assert.Equal(t, 2, strings.Count(string(svg), `class="bar"`), "a capacity bar per measured step")
 	assert.Contains(t, string(svg), `data-name="access-log"`)
 	assert.Contains(t, string(svg), "(2 runs)")
+}
+
+// assertConformsToSchema checks a -json document the program wrote
+// against the schema file that documents it.
+func assertConformsToSchema(t *testing.T, doc []byte) {
+	t.Helper()
+	assert.NoError(t, jsonschema.Validate(filepath.Join("docs", "tomcat-tuning.schema.json"), doc), "%s", doc)
 }

@@ -165,7 +165,7 @@ func Legend(o Options, c loadgen.StepComparison) string {
 	}
 	from := "-latency-rate"
 	if o.Rate == 0 {
-		from = fmt.Sprintf("%.0f%% of the baseline's capacity", 100*DefaultLatencyShare)
+		from = fmt.Sprintf("%.0f %% of the baseline's capacity", 100*DefaultLatencyShare)
 	}
 	return fmt.Sprintf("capacity: requests/s completed by each of %d open-model runs of %s at %.0f req/s offered (far above\n"+
 		"  what Tomcat answers) on %d connections, over the time they took: median and min-max.\n"+

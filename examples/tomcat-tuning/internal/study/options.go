@@ -86,6 +86,9 @@ type Options struct {
 	// JSONFile and PlotFile, when set, get the step table as JSON and as
 	// an SVG bar chart.
 	JSONFile, PlotFile string
+	// Wide (with Apply) prints the step table with every column
+	// (StepTable); default false: the table fits TableWidth columns.
+	Wide bool
 	// Grub is the GRUB defaults file ("" ROOT/etc/default/grub); Root the
 	// host root ("/" the running host, else a fixture for planning);
 	// Iface the NIC to tune ("" the one holding the URL's address).

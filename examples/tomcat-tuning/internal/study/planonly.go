@@ -136,7 +136,7 @@ type PlanStepJSON struct {
 	// for the change (tuning.Undo.Kind).
 	Journal []string `json:"journal_kinds,omitempty"`
 	// Search is the planned search: its candidates, unmeasured.
-	Search *Search `json:"search,omitempty"`
+	Search *SearchJSON `json:"search,omitempty"`
 }
 
 // HostJSON is what discovery found, in short.
@@ -180,7 +180,11 @@ func PlanJSONOf(h Host, rep PlanReport, elapsed time.Duration) PlanJSON {
 	p := PlanJSON{Root: h.Root, Live: h.Live, Host: hostJSONOf(h), Steps: []PlanStepJSON{},
 		ApplyEstimateMS: rep.Estimate.Milliseconds(), ElapsedMS: elapsed.Milliseconds()}
 	for _, s := range rep.Steps {
-		st := PlanStepJSON{Step: s.Name, Title: s.Title, Baseline: s.Baseline, Status: s.Status(), Search: s.Search}
+		st := PlanStepJSON{Step: s.Name, Title: s.Title, Baseline: s.Baseline, Status: s.Status()}
+		if s.Search != nil {
+			sj := searchJSONOf(s.Search)
+			st.Search = &sj
+		}
 		if s.Err != nil {
 			st.Reason = s.Err.Error()
 		} else {

@@ -29,7 +29,7 @@ func TestFormatResults(t *testing.T) {
 		{Name: "nic", Status: tuning.StatusSkipped, Reason: "no physical NIC"},
 	}
 	assert.Equal(t, "step     status     detail\n"+
-		"threads  reverted   \n"+
+		"threads  reverted\n"+
 		"nic      skipped    no physical NIC\n", FormatResults(res))
 }
 
@@ -61,12 +61,14 @@ func TestDocument(t *testing.T) {
 	b, err := json.Marshal(DocumentOf(o, res))
 	require.NoError(t, err)
 	var back struct {
+		Version    int              `json:"schema_version"`
 		CommonRate float64          `json:"common_rate_rps"`
 		Steps      []map[string]any `json:"steps"`
 		Comparison any              `json:"comparison"`
 	}
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Nil(t, back.Comparison, "each figure once: no second copy of the table")
+	assert.Equal(t, SchemaVersion, back.Version)
 	assert.Equal(t, 7000.0, back.CommonRate)
 	status := map[string]string{}
 	for _, st := range back.Steps {
@@ -76,19 +78,22 @@ func TestDocument(t *testing.T) {
 		"access-log": "measured", "threads": "measured", "nic-queues": "failed", "numa-local": "skipped"}, status)
 	require.Len(t, back.Steps, 8)
 	assert.Equal(t, "baseline", back.Steps[2]["measured_in"], "cpus is part of the baseline")
-	assert.NotContains(t, back.Steps[2], "capacity_rps")
+	assert.NotContains(t, back.Steps[2], "capacity")
 	assert.Equal(t, "reboot required", back.Steps[1]["reason"])
 	al := back.Steps[4]
-	assert.Equal(t, 14500.0, al["capacity_rps"])
-	assert.Equal(t, 14000.0, al["capacity_min_rps"])
-	assert.Equal(t, 15000.0, al["capacity_max_rps"])
-	assert.Equal(t, 3.0, al["capacity_runs"])
-	assert.Equal(t, false, al["vs_baseline_noise"])
-	assert.InDelta(t, 26.09, al["vs_baseline_percent"], 0.01)
+	errs := 2.0
+	assert.Equal(t, map[string]any{"median_rps": 14500.0, "min_rps": 14000.0, "max_rps": 15000.0, "runs": 3.0, "runs_rps": []any{}, "errors": errs},
+		al["capacity"])
+	vs := al["vs_baseline"].(map[string]any)
+	assert.Equal(t, false, vs["noise"])
+	assert.InDelta(t, 26.09, vs["percent"], 0.01)
+	assert.NotContains(t, vs, "verdict", "runs not kept: the ranges only")
+	assert.Equal(t, -50.0, al["p99_vs_baseline_percent"])
 	assert.Equal(t, map[string]any{"rate_rps": 7000.0, "requests": 35000.0, "mean_ms": 0.0, "p50_ms": 1.0, "p90_ms": 0.0, "p99_ms": 5.0,
-		"p999_ms": 0.0, "max_ms": 40.0, "p99_vs_baseline_percent": -50.0, "errors": 0.0, "jvm_cpu_percent": 50.0}, al["latency"])
-	assert.Equal(t, true, back.Steps[5]["vs_previous_noise"], "14900 against 14500: inside the spread")
-	assert.NotContains(t, back.Steps[6], "capacity_rps")
+		"p999_ms": 0.0, "max_ms": 40.0, "errors": 0.0, "jvm_cpu_percent": 50.0}, al["latency"])
+	assert.Equal(t, true, back.Steps[5]["vs_previous"].(map[string]any)["noise"], "14900 against 14500: inside the spread")
+	assert.NotContains(t, back.Steps[6], "capacity")
+	assert.NotContains(t, back.Steps[0], "vs_baseline", "the baseline has no change")
 }
 
 // hotplugApply asks -apply with the guide's hotplug.
@@ -265,16 +270,20 @@ func TestDocumentVerdicts(t *testing.T) {
 		Steps: []tuning.StepResult{{Name: "access-log", Status: tuning.StatusReverted}, {Name: "threads", Status: tuning.StatusReverted}}}
 	doc := DocumentOf(DefaultOptions(), res)
 	require.Len(t, doc.Steps, 3)
-	a := doc.Steps[1].MeasuredJSON
-	require.NotNil(t, a)
-	assert.Equal(t, "gain", a.VsBaselineVerdict)
-	assert.Less(t, a.VsBaselineP, 0.05)
-	assert.Greater(t, a.VsBaselineCI[0], 1.0, "the whole interval above the noise band")
+	a := doc.Steps[1]
+	require.NotNil(t, a.VsBaseline)
+	assert.Equal(t, "gain", a.VsBaseline.Verdict)
+	assert.Less(t, a.VsBaseline.P, 0.05)
+	require.Len(t, a.VsBaseline.CI, 2)
+	assert.Greater(t, a.VsBaseline.CI[0], 1.0, "the whole interval above the noise band")
 	require.NotNil(t, a.GuideVsPrevious)
 	assert.Equal(t, 11.1, *a.GuideVsPrevious)
-	th := doc.Steps[2].MeasuredJSON
-	assert.Equal(t, "no significant change", th.VsPreviousVerdict)
+	th := doc.Steps[2]
+	require.NotNil(t, th.VsPrevious)
+	assert.Equal(t, "no significant change", th.VsPrevious.Verdict)
 	require.NotNil(t, doc.Drift, "the baseline measured again")
+	assert.Equal(t, 6, doc.Drift.Capacity.Runs)
+	assert.Equal(t, "no significant change", doc.Drift.VsBaseline.Verdict)
 	assert.Equal(t, 0.05, doc.Alpha)
 	text := res.Comparison().Text()
 	assert.Contains(t, text, "no significant change")

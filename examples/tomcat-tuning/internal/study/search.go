@@ -24,15 +24,15 @@ const (
 
 // Candidate is one value a searched step measures.
 type Candidate struct {
-	Value int `json:"value"`
+	Value int
 	// Why says where the value comes from: "the guide's rule: CPUs - 1",
 	// "the thread census", "4 × CPUs".
-	Why string `json:"why"`
+	Why string
 	// Previous marks the value the server ran with before the step: its
 	// figures are the step before's, not measured again.
-	Previous bool `json:"previous,omitempty"`
+	Previous bool
 	// Figures are the candidate's, once measured.
-	Figures *loadgen.StepFigures `json:"figures,omitempty"`
+	Figures *loadgen.StepFigures
 }
 
 // Search is a step measured over several values of its setting instead
@@ -40,15 +40,15 @@ type Candidate struct {
 // change), then each other candidate in place, and the best kept
 // (loadgen.PickBest).
 type Search struct {
-	Step string `json:"step"`
+	Step string
 	// Setting names the values: "maxThreads", "queues".
-	Setting    string      `json:"setting"`
-	Candidates []Candidate `json:"candidates"`
+	Setting    string
+	Candidates []Candidate
 	// Rule is the index of the guide's rule among Candidates.
-	Rule int `json:"rule"`
+	Rule int
 	// Choice is PickBest's over Candidates (its indexes are theirs); nil
 	// until every candidate is measured.
-	Choice *loadgen.Choice `json:"choice,omitempty"`
+	Choice *loadgen.Choice
 	// set puts a candidate's value in place (the step's journaled change
 	// restores the original, whatever the search wrote since).
 	set func(ctx context.Context, c Candidate) error

@@ -44,34 +44,34 @@ func ConnectionsBound(start int) int {
 
 // SizeTry is one connection count the sizing measured.
 type SizeTry struct {
-	Connections int `json:"connections"`
+	Connections int
 	// Capacity is the median of Runs, the capacity runs' achieved rates.
-	Capacity float64   `json:"capacity_rps"`
-	Runs     []float64 `json:"capacity_runs_rps"`
+	Capacity float64
+	Runs     []float64
 	// Growth is the change against the count before, judged as the
 	// steps' uplifts are (loadgen.UpliftOfRuns); nil for the first.
-	Growth *loadgen.Uplift `json:"growth,omitempty"`
+	Growth *loadgen.Uplift
 	// KeptUp: a run kept up with -capacity-rate, so the offered rate,
 	// not the connections, bounded it.
-	KeptUp bool `json:"kept_up,omitempty"`
+	KeptUp bool
 	// LoadBound, when set, says the load generator limited a run
 	// (loadgen.LoadBound).
-	LoadBound string `json:"load_bound,omitempty"`
+	LoadBound string
 }
 
 // LoadSizing is what the sizing found: the count every load of the study
 // then uses, whether the server saturated, why the doubling stopped, and
 // every count tried.
 type LoadSizing struct {
-	Connections int  `json:"connections"`
-	Saturated   bool `json:"saturated"`
+	Connections int
+	Saturated   bool
 	// Why says why the doubling stopped.
-	Why string `json:"why"`
+	Why string
 	// Start and Bound are the first and the largest count allowed
 	// (StartConnections, ConnectionsBound).
-	Start int       `json:"start"`
-	Bound int       `json:"bound"`
-	Tried []SizeTry `json:"tried"`
+	Start int
+	Bound int
+	Tried []SizeTry
 }
 
 // grows reports whether u, the change from one count to its double, is a

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/jsonschema"
+
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
@@ -214,6 +216,7 @@ func TestPlanJSONGuide(t *testing.T) {
 	require.NoError(t, err)
 	b, err := json.Marshal(PlanDocument(o, PlanJSONOf(h, rep, 0)))
 	require.NoError(t, err)
+	require.NoError(t, jsonschema.Validate(schemaFile, b), "the plan's document conforms to the schema")
 	var doc struct {
 		Steps []json.RawMessage `json:"steps"`
 		Plan  PlanJSON          `json:"plan"`

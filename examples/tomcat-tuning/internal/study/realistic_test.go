@@ -1,0 +1,86 @@
+//go:build linux
+
+package study
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/tuning"
+)
+
+// runsAt are six capacity runs spread ±2 % around median.
+func runsAt(median float64) []float64 {
+	out := make([]float64, 6)
+	for i := range out {
+		out[i] = median * (0.98 + 0.008*float64(i))
+	}
+	return out
+}
+
+// figuresAt are a step's figures as the study measures them: six runs
+// around capacity, latency at the common rate 150000 req/s.
+func figuresAt(name string, capacity float64, p99 time.Duration) loadgen.StepFigures {
+	f := loadgen.StepFigures{Name: name, CapacityRuns: runsAt(capacity), Capacity: loadgen.SpreadOf(runsAt(capacity)),
+		Latency: loadgen.Figures{Name: name, Load: 150000, Requests: 750000, Mean: p99 / 4, P50: p99 / 5, P90: p99 / 2,
+			P99: p99, P999: 2 * p99, Max: 3 * p99, CPU: 97.5}}
+	if g, ok := GuideUplift[name]; ok {
+		f.Reference = &loadgen.Reference{Source: "Arm guide", VsPrevious: g}
+	}
+	return f
+}
+
+// realisticResults are a whole study of the guide's host, as -apply
+// returns them: all seven steps (iommu skipped, numa-local failed, with
+// the long reasons the study gives), the guide's 6-digit capacities
+// (244k → 272k → 358k → 379k), the threads step searched (its setting in
+// the row), a load-bound nic-queues, an unsettled baseline, a load
+// sizing that did not saturate, errors, and the drift guard.
+func realisticResults(t *testing.T) Results {
+	t.Helper()
+	base := figuresAt("baseline", 244000, 12*time.Millisecond)
+	base.Unsettled = true
+	al := figuresAt(StepAccessLog, 272000, 9*time.Millisecond)
+	al.CapacityErrors = 12
+	cands := []loadgen.StepFigures{figuresAt("maxThreads=7", 358000, 4*time.Millisecond), figuresAt("maxThreads=16", 351000, 5*time.Millisecond),
+		figuresAt("maxThreads=200", 272000, 9*time.Millisecond)}
+	choice, err := loadgen.PickBest(cands, nil)
+	require.NoError(t, err)
+	th := figuresAt(StepThreads, 358000, 4*time.Millisecond)
+	th.Setting = "maxThreads=7 (the guide's rule, measured best of 3)"
+	nq := figuresAt(StepNICQueues, 379000, 3500*time.Microsecond)
+	nq.Setting = "queues=8 (the guide's rule, measured best of 4)"
+	again := figuresAt("baseline again", 246000, 12*time.Millisecond)
+	search := Search{Step: StepThreads, Setting: "maxThreads", Rule: 0, Choice: &choice, Candidates: []Candidate{
+		{Value: 7, Why: "the guide's rule: CPUs − 1", Figures: &cands[0]},
+		{Value: 16, Why: "2 × CPUs", Figures: &cands[1]},
+		{Value: 200, Why: "the pool before the step", Previous: true, Figures: &cands[2]},
+	}}
+	growth := loadgen.Uplift{Percent: 48.2, Low: 40.1, High: 55.0, Confidence: 0.971, P: 0.029, Alpha: 0.05, NoiseBand: 1, N1: 4, N2: 4, Verdict: loadgen.VerdictGain}
+	return Results{
+		Measured: []loadgen.StepFigures{base, al, th, nq},
+		Steps: []tuning.StepResult{
+			{Name: StepIOMMU, Status: tuning.StatusSkipped, Reason: "reboot required: iommu.strict=1 iommu.passthrough=0 in GRUB_CMDLINE_LINUX of /etc/default/grub takes effect at the next boot only, and the study never edits the boot configuration"},
+			{Name: StepCPUs, Status: tuning.StatusReverted},
+			{Name: StepOpenFiles, Status: tuning.StatusReverted},
+			{Name: StepAccessLog, Status: tuning.StatusReverted},
+			{Name: StepThreads, Status: tuning.StatusReverted},
+			{Name: StepNICQueues, Status: tuning.StatusReverted},
+			{Name: StepNUMALocal, Status: tuning.StatusFailed, Reason: "restart Tomcat: JVM 4312 did not answer http://10.0.0.1:8080/examples/servlets/servlet/HelloWorldExample within 60s: connection refused"},
+		},
+		Baseline:  map[string]bool{StepIOMMU: true, StepCPUs: true, StepOpenFiles: true},
+		LoadBound: map[string]string{StepNICQueues: "load-bound: client CPU 97 % of 2 cores, lag p99 12ms, 50580 due never sent (capacity run 2)"},
+		Alpha:     0.05,
+		Again:     &again,
+		Searches:  []Search{search},
+		CPUMethod: CPUMethodChoice{Requested: MethodAuto, Chosen: MethodHotplug, Why: "the load runs on -load-host's clients, as the guide's wrk2 does"},
+		Load: &LoadSizing{Connections: 1728, Saturated: false, Why: "the bound 1728 (32 × the start) reached, the capacity still growing",
+			Start: 54, Bound: 1728, Tried: []SizeTry{
+				{Connections: 54, Capacity: 160000, Runs: runsAt(160000)[:4]},
+				{Connections: 108, Capacity: 237000, Runs: runsAt(237000)[:4], Growth: &growth},
+			}},
+	}
+}
