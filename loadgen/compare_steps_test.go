@@ -82,6 +82,6 @@ func TestPlotCapacity(t *testing.T) {
 	assert.Less(t, h(whiskers[3], "y2"), h(bars[2], "y"), "max above the median")
 	assert.Greater(t, h(whiskers[3], "y1"), h(bars[2], "y"), "min below the median")
 	s := buf.String()
-	assert.Contains(t, s, "+24.19% base, +1.32% (noise) prev")
-	assert.Contains(t, s, "+22.58% base, +22.58% prev")
+	assert.Contains(t, s, "+24.2 % base, +1.3 % (noise) prev")
+	assert.Contains(t, s, "+22.6 % base, +22.6 % prev")
 }
