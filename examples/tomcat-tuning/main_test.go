@@ -458,15 +458,15 @@ func TestKillThenRevert(t *testing.T) {
 	assert.Contains(t, out, "nothing to revert")
 }
 
-// startUntil starts the program and reads its output until a line starts
-// with prefix. It returns the command and wait, which waits for the
+// startUntil starts the program and reads its output until lines start
+// with each of prefixes, in order. It returns the command and wait, which waits for the
 // program to exit and returns its whole output. The output goes through a
 // pipe of the test's own, not cmd.StdoutPipe: exec's Wait closes that pipe
 // when the program exits, and a reader still draining it loses the last
 // lines (the "exiting without reverting" line went missing that way on a
 // loaded machine). After the exit, the rest is read until EOF or for at
 // most 5 s, in case a child of the program still holds the pipe.
-func startUntil(t *testing.T, ctx context.Context, prefix string, args ...string) (cmd *exec.Cmd, wait func() (string, error)) {
+func startUntil(t *testing.T, ctx context.Context, prefixes []string, args ...string) (cmd *exec.Cmd, wait func() (string, error)) {
 	t.Helper()
 	cmd = exec.CommandContext(ctx, program(t), args...)
 	cmd.Env = cleanEnv()
@@ -480,15 +480,14 @@ func startUntil(t *testing.T, ctx context.Context, prefix string, args ...string
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	var log bytes.Buffer
 	sc := bufio.NewScanner(r)
-	found := false
-	for sc.Scan() {
+	next := 0
+	for next < len(prefixes) && sc.Scan() {
 		log.WriteString(sc.Text() + "\n")
-		if strings.HasPrefix(sc.Text(), prefix) {
-			found = true
-			break
+		if strings.HasPrefix(sc.Text(), prefixes[next]) {
+			next++
 		}
 	}
-	require.True(t, found, "no line starting with %q:\n%s", prefix, log.String())
+	require.Equal(t, len(prefixes), next, "no line starting with %q (after %q):\n%s", prefixes[min(next, len(prefixes)-1)], prefixes[:next], log.String())
 	rest := make(chan string, 1)
 	go func() {
 		var b strings.Builder
@@ -506,15 +505,22 @@ func startUntil(t *testing.T, ctx context.Context, prefix string, args ...string
 
 // startAccessLogStep starts an -apply run of the access-log and threads
 // steps against in, CPUs by affinity, and returns once the access-log
-// step is applied and being measured. The threads step applies the
+// step is applied and being measured: its JVM restarted and pinned, so
+// that the caller reads the JVM the step measures (returning at "==
+// measure access-log" raced with the restart, and a test read no JVM). The threads step applies the
 // guide's rule (-search=false): these tests are about the run's lifetime,
-// and a search there cost TestConcurrentApplyRefused a minute.
+// and a search there cost TestConcurrentApplyRefused a minute. The
+// warm-up limit is long because Tomcat, pinned to CPU 0 beside the
+// container tests, can read "0 5 0 req/s" for seconds; a 3 s limit then
+// measured a stalled JVM and the run ended "no request completed". The
+// warm-up stops as soon as the rate is flat; 15 s bounds what a climbing
+// JIT adds to each test (60 s cost the three tests 34 s in all).
 func startAccessLogStep(t *testing.T, ctx context.Context, in *tomcatconf.Instance, port int, journal string) (*exec.Cmd, func() (string, error)) {
 	t.Helper()
-	return startUntil(t, ctx, "== measure access-log", "-apply", "-cpu-method", "affinity",
+	return startUntil(t, ctx, []string{"== measure access-log", "pinned JVM "}, "-apply", "-cpu-method", "affinity",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-journal", journal, "-steps", "access-log,threads", "-search=false",
-		"-repeat", "2", "-duration", "2s", "-warmup", "3s", "-warmup-interval", "1s", "-latency-rate", "200", "-connections", "8")
+		"-repeat", "2", "-duration", "2s", "-warmup", "15s", "-warmup-interval", "1s", "-latency-rate", "200", "-connections", "8")
 }
 
 // TestApplyHotplug restricts Tomcat to CPU 0 the seeds' way, taking cpu1

@@ -163,7 +163,7 @@ func testKillThenRevertPackaged(t *testing.T) {
 	before := testutil.StartPackagedTomcatAsUnit(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	cmd, wait := startUntil(t, ctx, "== measure access-log", args...)
+	cmd, wait := startUntil(t, ctx, []string{"== measure access-log"}, args...)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	out, _ := wait()
 	t.Logf("killed run:\n%s", out)
@@ -257,7 +257,7 @@ func testKillPlanLeavesNoCopy(t *testing.T) {
 	in, _ := packagedStudy(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd, wait := startUntil(t, ctx, "measuring a temporary copy of", "-steps", "access-log", "-repeat", "2", "-duration", "1s",
+	cmd, wait := startUntil(t, ctx, []string{"measuring a temporary copy of"}, "-steps", "access-log", "-repeat", "2", "-duration", "1s",
 		"-warmup", "20s", "-warmup-interval", "1s", "-latency-rate", "300", "-connections", "8")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	out, _ := wait()
