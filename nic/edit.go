@@ -29,6 +29,9 @@ type ChannelsEdit struct {
 	NetNS uint64 `json:"netns,omitempty"`
 }
 
+// Kind is the journal kind of ChannelsEdit records: a channel count set with ETHTOOL_SCHANNELS.
+func (ChannelsEdit) Kind() string { return "nic-channels" }
+
 // PlanChannelsEdit returns the edit that applies u to an interface whose
 // channels are now before, in the calling thread's network namespace. u
 // is checked against the maxima as Channels.With checks it.

@@ -294,6 +294,9 @@ type LinkFileEdit struct {
 	Created  []string    `json:"created,omitempty"`
 }
 
+// Kind is the journal kind of LinkFileEdit records: a systemd .link file's write.
+func (LinkFileEdit) Kind() string { return "nic-link-file" }
+
 // PlanLinkFile returns the edit that writes l to
 // ROOT/etc/systemd/network/FILE, reading what is there now; it changes
 // nothing.

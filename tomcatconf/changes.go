@@ -25,6 +25,9 @@ type ServerXMLEdit struct {
 	After  string `json:"after"`
 }
 
+// Kind is the journal kind of ServerXMLEdit records: a server.xml rewrite.
+func (ServerXMLEdit) Kind() string { return "tomcat-server-xml" }
+
 // EditServerXML reads the server.xml at path, applies edit to its parsed
 // form and returns the edit that would write the result, without writing
 // anything. A file that does not parse, or an edit that fails, is an
@@ -120,6 +123,9 @@ type RestartChange struct {
 	Last StartResult `json:"-"`
 }
 
+// Kind is the journal kind of RestartChange records: the hold on a Tomcat instance a program restarts.
+func (RestartChange) Kind() string { return "tomcat-instance" }
+
 // Describe says what the hold does.
 func (c *RestartChange) Describe() string {
 	end := "leaves it stopped, as found"
@@ -186,6 +192,9 @@ type DropInChange struct {
 	// journaled.
 	Runner Runner `json:"-"`
 }
+
+// Kind is the journal kind of DropInChange records: a unit's drop-in write.
+func (DropInChange) Kind() string { return "systemd-drop-in" }
 
 // PlanDropIn returns the change that sets the drop-in to what set makes of
 // its current settings (read with ReadDropIn), without writing anything.

@@ -28,6 +28,9 @@ type FileEdit struct {
 	Created []string `json:"created,omitempty"`
 }
 
+// Kind is the journal kind of FileEdit records: a persistent file written (a profile, a boot unit).
+func (FileEdit) Kind() string { return "persist-file" }
+
 // PlanFile returns the edit that writes data to path, reading what is
 // there now; it changes nothing. A path that is not a regular file (a
 // directory) is an error.

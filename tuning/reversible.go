@@ -33,6 +33,37 @@ func ChangeOf(kind string, r Reversible) (*Change, error) {
 	return &Change{Describe: r.Describe(), Undo: []Undo{undo}, Apply: r.Apply, Verify: r.Verify}, nil
 }
 
+// Kinded is a Reversible that names its journal kind: one kind for every
+// value of its type, given by the package that owns the type, so that a
+// program journals, reverts and verifies it without a kind string of its
+// own (ChangeFor, AddReverter, AddVerifier).
+type Kinded interface {
+	Reversible
+	Kind() string
+}
+
+// ChangeFor is ChangeOf under r's own kind.
+func ChangeFor(r Kinded) (*Change, error) { return ChangeOf(r.Kind(), r) }
+
+// KindOf returns the journal kind of T's records.
+func KindOf[T any, P interface {
+	*T
+	Kinded
+}]() string {
+	var v T
+	return P(&v).Kind()
+}
+
+// AddReverter registers RevertAs[T] in rev under T's kind. For example:
+//
+//	tuning.AddReverter[nic.ChannelsEdit](rev)
+func AddReverter[T any, P interface {
+	*T
+	Kinded
+}](rev Reverters) {
+	rev[KindOf[T, P]()] = RevertAs[T, P]()
+}
+
 // RevertAs returns the revert function for journal records that ChangeOf
 // wrote from a T (or a *T): it decodes the record into a new T and calls
 // its Undo. For example:

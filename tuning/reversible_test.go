@@ -64,3 +64,43 @@ func TestChangeOfRevertAs(t *testing.T) {
 	err = tuning.RevertAs[counterFile]()(context.Background(), []byte(`{"path":1}`))
 	assert.ErrorContains(t, err, "tuning_test.counterFile")
 }
+
+// kindedCounter is counterFile with its own journal kind.
+type kindedCounter struct{ counterFile }
+
+func (kindedCounter) Kind() string { return "kinded-counter" }
+
+// TestChangeForAddReverter: a Kinded value journals under its own kind,
+// and AddReverter and AddVerifier register its type under that kind, so
+// a revert from the record alone needs no kind string of the caller's.
+func TestChangeForAddReverter(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "n")
+	require.NoError(t, os.WriteFile(p, []byte("1"), 0o644))
+	ch, err := tuning.ChangeFor(kindedCounter{counterFile{Path: p, Before: "1", After: "2"}})
+	require.NoError(t, err)
+	require.Len(t, ch.Undo, 1)
+	assert.Equal(t, "kinded-counter", ch.Undo[0].Kind)
+	assert.Equal(t, "kinded-counter", tuning.KindOf[kindedCounter]())
+
+	rev, ver := tuning.Reverters{}, tuning.Verifiers{}
+	tuning.AddReverter[kindedCounter](rev)
+	tuning.AddVerifier[kindedCounter](ver)
+	require.Contains(t, rev, "kinded-counter")
+	require.Contains(t, ver, "kinded-counter")
+	require.NoError(t, ch.Apply(context.Background()))
+	want, err := ver["kinded-counter"](context.Background(), ch.Undo[0].Data)
+	require.NoError(t, err)
+	assert.Equal(t, p+": 1 -> 2", want)
+	require.NoError(t, rev["kinded-counter"](context.Background(), ch.Undo[0].Data))
+	got, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "1", string(got))
+}
+
+// TestPackageKinds: the kinds of this package's values are the strings
+// journals already hold (a journal written before Kind existed reverts).
+func TestPackageKinds(t *testing.T) {
+	assert.Equal(t, "persist-file", tuning.KindOf[tuning.FileEdit]())
+	assert.Equal(t, "tuned-activation", tuning.KindOf[tuning.TunedActivation]())
+}

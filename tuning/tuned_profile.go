@@ -345,6 +345,9 @@ type TunedActivation struct {
 	Runner CommandRunner `json:"-"`
 }
 
+// Kind is the journal kind of TunedActivation records: tuned's profile switch.
+func (TunedActivation) Kind() string { return "tuned-activation" }
+
 // PlanActivate returns the activation of names, with the profiles active
 // now read from ROOT/etc/tuned/active_profile of h. It changes nothing.
 func (t *Tuned) PlanActivate(h *Host, names ...string) (TunedActivation, error) {

@@ -52,6 +52,14 @@ func Expected(r Reversible) string {
 	return first
 }
 
+// AddVerifier registers VerifyAs[T] in ver under T's kind.
+func AddVerifier[T any, P interface {
+	*T
+	Kinded
+}](ver Verifiers) {
+	ver[KindOf[T, P]()] = VerifyAs[T, P]()
+}
+
 // VerifyAs returns the VerifyFunc for journal records that ChangeOf wrote
 // from a T (or a *T), as RevertAs returns their revert function: it
 // decodes the record into a new T and calls its Verify, which only reads.

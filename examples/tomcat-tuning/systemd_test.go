@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
 	"github.com/nettune/nettune/internal/nspawn"
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/tomcatconf"
@@ -201,7 +200,7 @@ func assertJournalUnit(t *testing.T, entries []tuning.JournalEntry, wasRunning b
 	for _, name := range []string{"cpus", "open-files"} {
 		require.Contains(t, steps, name)
 		require.Len(t, steps[name].Undo, 1, name)
-		assert.Equal(t, study.KindDropIn, steps[name].Undo[0].Kind, name)
+		assert.Equal(t, tomcatconf.DropInChange{}.Kind(), steps[name].Undo[0].Kind, name)
 		var d tomcatconf.DropInChange
 		require.NoError(t, json.Unmarshal(steps[name].Undo[0].Data, &d))
 		assert.Equal(t, "/"+unitDropInDir+"/nettune.conf", d.Path)

@@ -78,17 +78,13 @@ func Budget(h Host, o Options, steps []tuning.Step) []StepBudget {
 	base := &out[0]
 	if o.Connections == 0 {
 		// Sized for Tomcat's CPUs at the baseline (measureStep's placement).
-		place := InitialPlacement(h, o)
-		if hasStep(steps, StepCPUs) {
-			place = PlacementAfter(h, o, StepCPUs, place)
-		}
-		cpus := place.Tomcat.Len()
+		cpus := baselinePlacement(h, o, steps).Tomcat.Len()
 		if cpus == 0 {
 			cpus = h.CPUs.N
 		}
 		base.add(o.sizingBudget(cpus))
 	}
-	if hasStep(steps, StepThreads) {
+	if anyStep(steps, false, func(n Needs) bool { return n.Census }) {
 		base.Runs.Census++
 		census := max(time.Second, o.Duration/2) + 3*time.Second
 		base.Time, base.Likely = base.Time+census, base.Likely+census
@@ -98,23 +94,11 @@ func Budget(h Host, o Options, steps []tuning.Step) []StepBudget {
 			continue
 		}
 		n := 1
-		switch s.Name {
-		case StepNICQueues:
-			ch := h.NIC.Channels
-			if ch == nil || ch.MaxQueues() < 2 {
-				continue // skipped: no queue count to set
-			}
-			if o.Search != SearchOff {
-				n += measuredCandidates(QueueCandidates(uint32(h.CPUs.N), ch.MaxQueues(), ch.Queues()))
-			}
-		case StepNUMALocal:
-			if _, skip := NUMAPick(h, o); skip != "" {
-				continue
-			}
-		case StepThreads:
-			if o.Search != SearchOff {
-				n += measuredCandidates(ThreadCandidates(h.CPUs.N, nil, currentMaxThreads(h))) + 1 // + the census's
-			}
+		if m := kindOf(s.Name).Needs.Measures; m != nil {
+			n = m(h, o)
+		}
+		if n == 0 {
+			continue // the host lets the step not run
 		}
 		b := o.measurements(s.Name, n)
 		if n > 1 && o.Keep {
@@ -125,7 +109,7 @@ func Budget(h Host, o Options, steps []tuning.Step) []StepBudget {
 	}
 	// The drift guard (driftGuard): after two measurements or more,
 	// unless -keep, or hotplug reverted the baseline's CPUs.
-	if len(out) > 1 && !o.Keep && (o.Method() == MethodAffinity || !hasStep(steps, StepCPUs)) {
+	if len(out) > 1 && !o.Keep && (o.Method() == MethodAffinity || !anyStep(steps, true, func(n Needs) bool { return n.Hotplug })) {
 		out = append(out, o.measurements("baseline again", 1))
 	}
 	return out

@@ -154,7 +154,8 @@ func (r *run) commonRate() float64 {
 // GuideUplift is the Arm guide's own change of throughput per step,
 // against the step before, from its wrk2 runs: 244k -> 272k (access log
 // off) -> 358k (threads) -> 379k (NIC queues) -> 364k (NUMA local) req/s.
-var GuideUplift = map[string]float64{StepAccessLog: 11.1, StepThreads: 31.7, StepNICQueues: 5.9, StepNUMALocal: -4.0}
+// Each kind declares its own (Needs.GuideUplift).
+var GuideUplift = guideUplifts()
 
 // Legend says what the step table's columns are and how its uplifts are
 // judged.
@@ -251,7 +252,7 @@ func (r *run) runLoad(ctx context.Context, cfg loadgen.Config) (*loadgen.Result,
 // dropInWritten is the line printed once a step wrote the unit's drop-in.
 func dropInWritten(ch *tuning.Change) string {
 	for _, u := range ch.Undo {
-		if u.Kind != KindDropIn {
+		if u.Kind != tuning.KindOf[tomcatconf.DropInChange]() {
 			continue
 		}
 		var c tomcatconf.DropInChange

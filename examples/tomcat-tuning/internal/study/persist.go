@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nettune/nettune/bootcfg"
-	"github.com/nettune/nettune/internal/rlimit"
 	"github.com/nettune/nettune/loadgen"
 	"github.com/nettune/nettune/nic"
 	"github.com/nettune/nettune/tomcatconf"
@@ -22,13 +20,6 @@ import (
 
 // ProfileName is the tuned profile -persist and -export write.
 const ProfileName = "nettune-tomcat"
-
-// Journal kinds of the persistent files and the profile switch.
-const (
-	KindFile        = "persist-file"     // tuning.FileEdit
-	KindLinkFile    = "nic-link-file"    // nic.LinkFileEdit
-	KindTunedSwitch = "tuned-activation" // tuning.TunedActivation
-)
 
 // KeepSteps returns the steps -persist makes persistent: those of names
 // when given, else the baseline steps that changed the host and every
@@ -94,114 +85,88 @@ func PlanPersist(h Host, o Options, f *Findings, keep []string) (Persistence, er
 		p.Profile = &tuning.TunedProfile{Name: ProfileName, Include: active,
 			Summary: "the Arm Neoverse Tomcat guide's steps that gained, kept by nettune"}
 	}
-	kept := func(s string) bool { return slices.Contains(keep, s) }
-	place := InitialPlacement(h, o)
-	for _, s := range []string{StepCPUs, StepNUMALocal} {
-		if kept(s) {
-			place = PlacementAfter(h, o, s, place)
+	pp := &persistPlan{h: h, o: o, f: f, p: &p, place: InitialPlacement(h, o)}
+	var kinds []Kind
+	for _, k := range Kinds() {
+		if slices.Contains(keep, k.Name) {
+			kinds = append(kinds, k)
+			if k.Needs.Place != nil {
+				pp.place = k.Needs.Place(h, o, pp.place)
+			}
 		}
 	}
-	cpuKept := kept(StepCPUs) || kept(StepNUMALocal)
-	var dropIn tomcatconf.DropIn
+	for _, k := range kinds {
+		if k.Needs.Persist != nil {
+			if err := k.Needs.Persist(pp); err != nil {
+				return p, err
+			}
+		}
+	}
+	return p, pp.finish()
+}
+
+// persistPlan is a Persistence being planned: each kept step's
+// Needs.Persist adds its part, and finish puts the shared parts (the
+// unit's drop-in, the CPUs at boot, server.xml's one edit) together.
+type persistPlan struct {
+	h Host
+	o Options
+	f *Findings
+	p *Persistence
+	// place is where Tomcat runs once every kept step is applied.
+	place Placement
+	// cpus: a kept step sets Tomcat's CPUs (to place.Tomcat).
+	cpus   bool
+	dropIn tomcatconf.DropIn
+	// xml are the kept server.xml edits, in the steps' order.
+	xml []func(*tomcatconf.Config) error
+}
+
+// finish adds the CPUs, the drop-in and the server.xml edit the steps
+// asked for, and drops a profile that has nothing to keep.
+func (pp *persistPlan) finish() error {
+	h, p := pp.h, pp.p
 	switch {
-	case cpuKept && o.Method() == MethodHotplug:
+	case pp.cpus && pp.o.Method() == MethodHotplug:
 		// At boot every present CPU comes up: keep all but Tomcat's off.
-		off := h.CPUs.Summary.Online.Union(h.CPUs.Summary.Offline).Difference(place.Tomcat)
+		off := h.CPUs.Summary.Online.Union(h.CPUs.Summary.Offline).Difference(pp.place.Tomcat)
 		if p.Tuned {
 			p.Profile.Sysfs = tuning.OfflineCPUs(off)
 		} else {
 			p.CPUUnit = &tuning.CPUOnlineUnit{Offline: off}
 		}
-	case cpuKept:
-		dropIn.CPUAffinity = place.Tomcat.IDs()
+	case pp.cpus:
+		pp.dropIn.CPUAffinity = pp.place.Tomcat.IDs()
 	}
-	if kept(StepOpenFiles) {
-		dropIn.LimitNOFILE = rlimit.DefaultNoFile
-	}
-	if dropIn.LimitNOFILE != 0 || len(dropIn.CPUAffinity) > 0 {
+	if pp.dropIn.LimitNOFILE != 0 || len(pp.dropIn.CPUAffinity) > 0 {
 		if h.Tomcat.Usable() && h.Tomcat.Instance.Service != "" {
-			p.DropIn = &dropIn
+			d := pp.dropIn
+			p.DropIn = &d
 		} else {
-			p.Notes = append(p.Notes, fmt.Sprintf("no systemd unit runs Tomcat: %s are set by whoever starts it (the study sets them on each start)", dropIn))
-		}
-	}
-	if kept(StepNICQueues) && h.NIC.Channels != nil {
-		n := min(uint32(place.Tomcat.Len()), h.NIC.Channels.MaxQueues())
-		if f != nil && f.Queues > 0 {
-			n = f.Queues // the search's choice
-		}
-		u := h.NIC.Channels.QueueUpdate(n)
-		switch {
-		case p.Tuned && !h.NIC.Virtual:
-			text, err := h.NIC.Channels.TunedNet(h.NIC.Name, n).Render()
-			if err != nil {
-				return p, err
-			}
-			if p.Profile.Extra, err = tuning.ParseTunedConf(text, "net instance"); err != nil {
-				return p, err
-			}
-		default:
-			c, err := nic.New(&nic.Options{Root: h.Root})
-			if err != nil {
-				return p, err
-			}
-			l, err := c.LinkFile(h.NIC.Name, u)
-			c.Close()
-			if err != nil {
-				p.Notes = append(p.Notes, fmt.Sprintf("channels of %s: no .link file: %v", h.NIC.Name, err))
-			} else {
-				p.Link = &l
-			}
-			if p.Tuned {
-				p.Notes = append(p.Notes, fmt.Sprintf("%s is virtual: tuned's net plugin skips it, so a .link file carries its channels", h.NIC.Name))
-			}
-		}
-	}
-	if kept(StepIOMMU) {
-		// tuned's [bootloader] writes the parameters into GRUB's
-		// configuration: without a GRUB defaults file (a container, a
-		// host booted another way) it has nowhere to put them, and
-		// `tuned-adm verify` of the profile would fail on every boot.
-		want := paramsText(bootcfg.IOMMUAlign(bootcfg.DefaultIOMMUStrict, bootcfg.DefaultIOMMUPassthrough))
-		switch {
-		case h.Boot.Grub == nil:
-			p.Notes = append(p.Notes, fmt.Sprintf("the IOMMU parameters (%s) are not made persistent: no GRUB defaults file to carry them (%v)", want, h.Boot.Err))
-		case p.Tuned:
-			p.Profile.Cmdline = want
-			p.Notes = append(p.Notes, "the IOMMU parameters ("+want+") apply at the next boot: reboot pending")
-		default:
-			p.Notes = append(p.Notes, fmt.Sprintf("the IOMMU parameters (%s) are not made persistent without tuned: write them to %s with `grubiommu -strict -apply -update`, then reboot", want, h.Boot.GrubPath))
+			p.Notes = append(p.Notes, fmt.Sprintf("no systemd unit runs Tomcat: %s are set by whoever starts it (the study sets them on each start)", pp.dropIn))
 		}
 	}
 	if p.Profile != nil && len(p.Profile.Sysfs) == 0 && len(p.Profile.Sysctl) == 0 && p.Profile.Cmdline == "" && len(p.Profile.Extra.Sections) == 0 {
 		p.Profile = nil // nothing for tuned to keep
 	}
-	if h.Tomcat.Usable() && (kept(StepAccessLog) || kept(StepThreads)) {
-		workers := max(1, h.CPUs.N-1)
-		if f != nil && f.MaxThreads > 0 {
-			workers = f.MaxThreads // the search's choice
-		}
-		e, err := tomcatconf.EditServerXML(h.Tomcat.Instance.ServerXML(), func(c *tomcatconf.Config) error {
-			if kept(StepAccessLog) {
-				if _, err := c.DisableAccessLog(tomcatconf.AccessLogComment); err != nil {
-					return err
-				}
-			}
-			if kept(StepThreads) {
-				if _, err := c.SetConnector(h.Tomcat.Query, tomcatconf.ArmGuideConnectorAttrs(workers), &tomcatconf.SetOptions{ToExecutor: true}); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return p, err
-		}
-		if e.Changed() {
-			p.ServerXML = &e
-		}
+	if !h.Tomcat.Usable() || len(pp.xml) == 0 {
+		return nil
 	}
-	return p, nil
+	e, err := tomcatconf.EditServerXML(h.Tomcat.Instance.ServerXML(), func(c *tomcatconf.Config) error {
+		for _, edit := range pp.xml {
+			if err := edit(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if e.Changed() {
+		p.ServerXML = &e
+	}
+	return nil
 }
 
 // Steps are the persistent writes as steps for a tuning.Runner with Keep,
@@ -217,7 +182,7 @@ func (p Persistence) Steps(h Host) []tuning.Step {
 	if p.ServerXML != nil {
 		e := *p.ServerXML
 		add("persist-server-xml", "server.xml keeps the kept steps' edits", func() (*tuning.Change, error) {
-			return tuning.ChangeOf(KindServerXML, e)
+			return tuning.ChangeFor(e)
 		})
 	}
 	if p.DropIn != nil {
@@ -229,7 +194,7 @@ func (p Persistence) Steps(h Host) []tuning.Step {
 			if err != nil {
 				return nil, err
 			}
-			return tuning.ChangeOf(KindDropIn, c)
+			return tuning.ChangeFor(c)
 		})
 	}
 	if p.Profile != nil {
@@ -243,7 +208,7 @@ func (p Persistence) Steps(h Host) []tuning.Step {
 			if err != nil {
 				return nil, err
 			}
-			return tuning.ChangeOf(KindFile, e)
+			return tuning.ChangeFor(e)
 		})
 		add("persist-tuned-activate", "tuned-adm profile "+ProfileName, func() (*tuning.Change, error) {
 			th, err := cpus()
@@ -254,7 +219,7 @@ func (p Persistence) Steps(h Host) []tuning.Step {
 			if err != nil {
 				return nil, err
 			}
-			return tuning.ChangeOf(KindTunedSwitch, a)
+			return tuning.ChangeFor(a)
 		})
 	}
 	if p.CPUUnit != nil {
@@ -268,7 +233,7 @@ func (p Persistence) Steps(h Host) []tuning.Step {
 			if err != nil {
 				return nil, err
 			}
-			return tuning.ChangeOf(KindFile, e)
+			return tuning.ChangeFor(e)
 		})
 	}
 	if p.Link != nil {
@@ -283,7 +248,7 @@ func (p Persistence) Steps(h Host) []tuning.Step {
 			if err != nil {
 				return nil, err
 			}
-			return tuning.ChangeOf(KindLinkFile, e)
+			return tuning.ChangeFor(e)
 		})
 	}
 	return steps
@@ -346,23 +311,9 @@ func (p Persistence) Export(h Host, dir string) ([]string, error) {
 		}
 	}
 	if p.DropIn != nil && h.Tomcat.Instance != nil {
-		// Planned as -persist plans it: at the same path, merged with a
-		// drop-in already there, LimitNOFILE capped at the manager's
-		// hard limit (a higher one makes the unit fail to start).
-		d := *p.DropIn
-		u := h.Tomcat.Instance.Unit()
-		u.Persistent = true
-		c, err := u.PlanDropIn(func(x *tomcatconf.DropIn) { *x = d })
-		var b []byte
+		rel, b, what, err := p.exportDropIn(h)
 		if err == nil {
-			b, err = c.Written().Render()
-		}
-		if err == nil {
-			what := "the Tomcat unit's limits (" + c.Written().String() + "); `systemctl daemon-reload`, then restart the unit"
-			if c.Capped() {
-				what += fmt.Sprintf(" (LimitNOFILE=%d capped to %d, systemd's own hard limit on the host that wrote it)", c.Next.LimitNOFILE, c.ManagerNoFile)
-			}
-			err = write(rootRel(h.Root, c.Path), b, what)
+			err = write(rel, b, what)
 		}
 		if err != nil {
 			return files, err
@@ -384,6 +335,28 @@ func (p Persistence) Export(h Host, dir string) ([]string, error) {
 		return files, err
 	}
 	return files, nil
+}
+
+// exportDropIn renders the unit's persistent drop-in as -persist plans
+// it: at the same path (returned relative to h's root), merged with a
+// drop-in already there, LimitNOFILE capped at the manager's hard limit
+// (a higher one makes the unit fail to start); what says so.
+func (p Persistence) exportDropIn(h Host) (rel string, data []byte, what string, err error) {
+	d := *p.DropIn
+	u := h.Tomcat.Instance.Unit()
+	u.Persistent = true
+	c, err := u.PlanDropIn(func(x *tomcatconf.DropIn) { *x = d })
+	if err != nil {
+		return "", nil, "", err
+	}
+	if data, err = c.Written().Render(); err != nil {
+		return "", nil, "", err
+	}
+	what = "the Tomcat unit's limits (" + c.Written().String() + "); `systemctl daemon-reload`, then restart the unit"
+	if c.Capped() {
+		what += fmt.Sprintf(" (LimitNOFILE=%d capped to %d, systemd's own hard limit on the host that wrote it)", c.Next.LimitNOFILE, c.ManagerNoFile)
+	}
+	return rootRel(h.Root, c.Path), data, what, nil
 }
 
 // persistPrefix begins the name of every step of Persistence.Steps.

@@ -58,7 +58,7 @@ func TestPendingJournalError(t *testing.T) {
 			j, err := tuning.CreateJournal(path)
 			require.NoError(t, err)
 			for _, s := range tt.steps {
-				u, err := tuning.NewUndo(KindFile, map[string]string{"path": "/etc/x"})
+				u, err := tuning.NewUndo(tuning.FileEdit{}.Kind(), map[string]string{"path": "/etc/x"})
 				require.NoError(t, err)
 				seq, err := j.Begin(s, []tuning.Undo{u})
 				require.NoError(t, err)

@@ -88,7 +88,9 @@ func serverXMLBases(path string) []string {
 			var rec struct {
 				Path string `json:"path"`
 			}
-			if (u.Kind == KindServerXML || u.Kind == "file") && json.Unmarshal(u.Data, &rec) == nil &&
+			// Whatever the record's kind (a tomcatconf edit, a tuning
+			// file rewrite), its path names the file it changed.
+			if json.Unmarshal(u.Data, &rec) == nil && rec.Path != "" &&
 				filepath.Base(rec.Path) == "server.xml" && filepath.Base(filepath.Dir(rec.Path)) == "conf" {
 				if b := filepath.Dir(filepath.Dir(rec.Path)); !slices.Contains(bases, b) {
 					bases = append(bases, b)
@@ -109,7 +111,7 @@ func journalUnit(path string) string {
 	for _, e := range entries {
 		for _, u := range e.Undo {
 			var rc tomcatconf.RestartChange
-			if e.Step == StepTomcat && u.Kind == KindTomcat && json.Unmarshal(u.Data, &rc) == nil && rc.Control == tomcatconf.ControlSystemd {
+			if e.Step == StepTomcat && u.Kind == tuning.KindOf[tomcatconf.RestartChange]() && json.Unmarshal(u.Data, &rc) == nil && rc.Control == tomcatconf.ControlSystemd {
 				return rc.Service
 			}
 		}
@@ -130,7 +132,7 @@ func pendingUnit(path string) string {
 		}
 		for _, u := range e.Undo {
 			var rc tomcatconf.RestartChange
-			if u.Kind == KindTomcat && json.Unmarshal(u.Data, &rc) == nil && rc.Control == tomcatconf.ControlSystemd {
+			if u.Kind == tuning.KindOf[tomcatconf.RestartChange]() && json.Unmarshal(u.Data, &rc) == nil && rc.Control == tomcatconf.ControlSystemd {
 				return rc.Service
 			}
 		}

@@ -356,16 +356,7 @@ func freePort() (int, error) {
 // it tuned with o.Keep). It prints its progress to log and returns what it
 // measured, also when it fails part-way.
 func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, error) {
-	if h.Tomcat.ConfigErr != nil {
-		return Results{}, fmt.Errorf("-apply edits the instance's configuration, which this user cannot read (run as root): %w", h.Tomcat.ConfigErr)
-	}
-	if h.Tomcat.Instance == nil {
-		return Results{}, fmt.Errorf("-apply needs a Tomcat instance (install tomcat10 + tomcat10-examples, or set -catalina-home/-catalina-base): %v", h.Tomcat.Err)
-	}
-	if err := checkTarget(h); err != nil {
-		return Results{}, err
-	}
-	if err := checkLoadCPUs(h, o); err != nil {
+	if err := checkApply(h, o); err != nil {
 		return Results{}, err
 	}
 	r := newRun(h, o, log)
@@ -396,13 +387,7 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 	if err := r.checkRunning(ctx); err != nil {
 		return res, err
 	}
-	if err := os.MkdirAll(filepath.Dir(o.Journal), 0o755); err != nil {
-		return res, err
-	}
-	j, err := tuning.CreateJournal(o.Journal)
-	if errors.Is(err, tuning.ErrPendingJournal) {
-		return res, pendingJournalError(o.Journal, err)
-	}
+	j, err := createJournal(o.Journal)
 	if err != nil {
 		return res, err
 	}
@@ -411,18 +396,8 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 	if err != nil {
 		return res, err
 	}
-	// The study restarts Tomcat with the tuned files; a run that is killed
-	// leaves that JVM up. This record lets -revert stop it, and start
-	// Tomcat again if it ran before, once the files are back.
-	undo, err := tuning.NewUndo(KindTomcat, r.tomcat)
+	tomcatSeq, err := r.holdTomcat(j)
 	if err != nil {
-		return res, err
-	}
-	tomcatSeq, err := j.Begin(StepTomcat, []tuning.Undo{undo})
-	if err != nil {
-		return res, err
-	}
-	if err := j.Applied(tomcatSeq); err != nil {
 		return res, err
 	}
 	if o.LoadHost != "" {
@@ -432,21 +407,11 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 		}
 		defer done()
 	}
-	selfAff, err := r.numa.Affinity(os.Getpid())
+	restore, err := r.keepOwnAffinity(cpuHost)
 	if err != nil {
 		return res, err
 	}
-	defer func() {
-		if err := r.numa.RestoreAffinity(selfAff); err != nil {
-			fmt.Fprintf(log, "restore this process's CPU affinity: %v\n", err)
-		}
-		if cpus, err := r.numa.AllowedCPUs(os.Getpid()); err == nil {
-			fmt.Fprintf(log, "CPU affinity of this process: %s\n", cpus)
-		}
-		if on, err := cpuHost.OnlineCPUs(); err == nil {
-			fmt.Fprintf(log, "online CPUs: %s (%s at start)\n", on, h.CPUs.Online)
-		}
-	}()
+	defer restore()
 
 	prog := NewProgress(Budget(h, o, steps), time.Now)
 	runner := &tuning.Runner{Journal: j, Reverters: Reverters(cpuHost), Keep: o.Keep,
@@ -460,31 +425,112 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 		}}
 	results, runErr := runner.Run(ctx, announce(log, steps))
 	res.Steps, res.Measured, res.LoadBound, res.Searches, res.Load = results, r.measured, r.bound, r.searches, r.sizing
-	if runErr == nil && !o.Keep {
+	if runErr == nil {
+		runErr = r.afterSteps(ctx, j, cpuHost, steps, prog, &res)
+	}
+	endErr := r.endTomcat(ctx, j, tomcatSeq, runErr, &res)
+	return res, errors.Join(runErr, endErr)
+}
+
+// afterSteps is -apply's work once every step ran and was reverted (or
+// kept): the drift guard, unless -keep, then -persist or -export.
+func (r *run) afterSteps(ctx context.Context, j *tuning.Journal, cpuHost *tuning.Host, steps []tuning.Step, prog *Progress, res *Results) error {
+	if !r.o.Keep {
 		again, err := r.driftGuard(ctx, j, cpuHost, steps)
 		res.Again = again
-		runErr = err
+		if err != nil {
+			return err
+		}
 		if again != nil {
 			prog.Done(again.Name)
-			fmt.Fprintln(log, prog.Line())
+			fmt.Fprintln(r.log, prog.Line())
 		}
 	}
-	if runErr == nil && (o.Persist || o.Export != "") {
-		runErr = r.persist(ctx, j, cpuHost, &res)
+	if r.o.Persist || r.o.Export != "" {
+		return r.persist(ctx, j, cpuHost, res)
 	}
-	// The JVM was started with the tuned files: with -keep it stays up
-	// as tuned; otherwise Tomcat is put back as found.
-	var stopErr error
-	if o.Keep && runErr == nil {
+	return nil
+}
+
+// createJournal creates the run's journal at path, and its directory; a
+// journal a run left unreverted is an error that says how to revert it.
+func createJournal(path string) (*tuning.Journal, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	j, err := tuning.CreateJournal(path)
+	if errors.Is(err, tuning.ErrPendingJournal) {
+		return nil, pendingJournalError(path, err)
+	}
+	return j, err
+}
+
+// checkApply refuses an -apply that cannot run on h before anything is
+// taken or changed: an instance this user cannot read or none, a target
+// that is not the instance, a load that would share Tomcat's CPUs.
+func checkApply(h Host, o Options) error {
+	if h.Tomcat.ConfigErr != nil {
+		return fmt.Errorf("-apply edits the instance's configuration, which this user cannot read (run as root): %w", h.Tomcat.ConfigErr)
+	}
+	if h.Tomcat.Instance == nil {
+		return fmt.Errorf("-apply needs a Tomcat instance (install tomcat10 + tomcat10-examples, or set -catalina-home/-catalina-base): %v", h.Tomcat.Err)
+	}
+	if err := checkTarget(h); err != nil {
+		return err
+	}
+	return checkLoadCPUs(h, o)
+}
+
+// holdTomcat journals the study's hold on Tomcat and returns its record's
+// sequence number. The study restarts Tomcat with the tuned files; a run
+// that is killed leaves that JVM up. This record lets -revert stop it, and
+// start Tomcat again if it ran before, once the files are back.
+func (r *run) holdTomcat(j *tuning.Journal) (int, error) {
+	undo, err := tuning.NewUndo(r.tomcat.Kind(), r.tomcat)
+	if err != nil {
+		return 0, err
+	}
+	seq, err := j.Begin(StepTomcat, []tuning.Undo{undo})
+	if err != nil {
+		return 0, err
+	}
+	return seq, j.Applied(seq)
+}
+
+// keepOwnAffinity returns the func that puts this process's CPU affinity
+// back as it is now (the run pins the load generator) and reports it and
+// the online CPUs.
+func (r *run) keepOwnAffinity(cpuHost *tuning.Host) (func(), error) {
+	selfAff, err := r.numa.Affinity(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		if err := r.numa.RestoreAffinity(selfAff); err != nil {
+			fmt.Fprintf(r.log, "restore this process's CPU affinity: %v\n", err)
+		}
+		if cpus, err := r.numa.AllowedCPUs(os.Getpid()); err == nil {
+			fmt.Fprintf(r.log, "CPU affinity of this process: %s\n", cpus)
+		}
+		if on, err := cpuHost.OnlineCPUs(); err == nil {
+			fmt.Fprintf(r.log, "online CPUs: %s (%s at start)\n", on, r.h.CPUs.Online)
+		}
+	}, nil
+}
+
+// endTomcat ends the hold on Tomcat (tomcatSeq): the JVM was started with
+// the tuned files, and with -keep (and no error) it stays up as tuned;
+// otherwise Tomcat is put back as found and the hold marked reverted.
+func (r *run) endTomcat(ctx context.Context, j *tuning.Journal, tomcatSeq int, runErr error, res *Results) error {
+	if r.o.Keep && runErr == nil {
 		res.Kept = true
-		fmt.Fprintf(log, "Tomcat left running as tuned (JVM %d)\n", r.jvmPID)
-	} else {
-		stopErr = r.finishTomcat(context.WithoutCancel(ctx))
-		if stopErr == nil {
-			stopErr = j.Reverted(tomcatSeq)
-		}
+		fmt.Fprintf(r.log, "Tomcat left running as tuned (JVM %d)\n", r.jvmPID)
+		return nil
 	}
-	return res, errors.Join(runErr, stopErr)
+	if err := r.finishTomcat(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	return j.Reverted(tomcatSeq)
 }
 
 // afterStep is -apply's work once the runner applied step sr (or the
@@ -493,9 +539,7 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 func (r *run) afterStep(ctx context.Context, steps []tuning.Step, sr tuning.StepResult) error {
 	fmt.Fprintf(r.log, "== measure %s ==\n", sr.Name)
 	if sr.Name == "baseline" {
-		if hasStep(steps, StepCPUs) {
-			r.place = PlacementAfter(r.h, r.o, StepCPUs, r.place)
-		}
+		r.place = baselinePlacement(r.h, r.o, steps)
 	} else {
 		r.place = PlacementAfter(r.h, r.o, sr.Name, r.place)
 	}
@@ -524,7 +568,7 @@ func lockStudy(h Host, o Options, steps []tuning.Step) (func(), error) {
 		}
 	}
 	names := []string{name}
-	if o.Method() == MethodHotplug || hasStep(steps, StepNICQueues) || hasStep(steps, StepNUMALocal) {
+	if o.Method() == MethodHotplug || anyStep(steps, false, func(n Needs) bool { return n.HostLock }) {
 		names = append(names, statedir.HostLock)
 	}
 	for _, n := range names {
@@ -639,15 +683,6 @@ func (r *run) setupClient(ctx context.Context, j *tuning.Journal) (func(), error
 	return done, nil
 }
 
-func hasStep(steps []tuning.Step, name string) bool {
-	for _, s := range steps {
-		if s.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
 // currentMaxThreads is the pool h's Tomcat runs with now (200, Tomcat's
 // default, when it cannot be read).
 func currentMaxThreads(h Host) int {
@@ -712,15 +747,12 @@ func (r *run) driftGuard(ctx context.Context, j *tuning.Journal, cpuHost *tuning
 	if len(r.measured) < 2 {
 		return nil, nil
 	}
-	if r.o.Method() != MethodAffinity && hasStep(steps, StepCPUs) {
+	if r.o.Method() != MethodAffinity && anyStep(steps, true, func(n Needs) bool { return n.Hotplug }) {
 		fmt.Fprintln(r.log, "drift guard: not measured: under -cpu-method hotplug the baseline's CPUs are reverted with the other steps (use -cpu-method affinity)")
 		return nil, nil
 	}
-	r.place = InitialPlacement(r.h, r.o)
-	if hasStep(steps, StepCPUs) {
-		r.place = PlacementAfter(r.h, r.o, StepCPUs, r.place)
-	}
-	if r.h.Tomcat.Systemd() && (hasStep(steps, StepCPUs) || hasStep(steps, StepOpenFiles)) {
+	r.place = baselinePlacement(r.h, r.o, steps)
+	if r.h.Tomcat.Systemd() && anyStep(steps, true, func(n Needs) bool { return n.UnitDropIn }) {
 		return r.againUnderUnit(ctx, j, cpuHost, steps)
 	}
 	fmt.Fprintln(r.log, "== measure the baseline again (drift guard) ==")
@@ -819,7 +851,7 @@ func announce(w io.Writer, steps []tuning.Step) []tuning.Step {
 			case ch.Apply == nil:
 				fmt.Fprintln(w, "   unchanged")
 			}
-			if apply, kinds := ch.Apply, undoKinds(ch); apply != nil && kinds[KindDropIn] {
+			if apply, kinds := ch.Apply, undoKinds(ch); apply != nil && kinds[tuning.KindOf[tomcatconf.DropInChange]()] {
 				ch.Apply = func(ctx context.Context) error {
 					if err := apply(ctx); err != nil {
 						return err
@@ -933,10 +965,10 @@ func (r *run) measureStep(ctx context.Context, name string) error {
 	return nil
 }
 
-// needsCensus: the plan has a threads step to size.
+// needsCensus: a step of the plan is planned from the thread census.
 func (r *run) needsCensus() bool {
 	for _, s := range r.o.Steps {
-		if s == StepThreads {
+		if kindOf(s).Needs.Census {
 			return true
 		}
 	}

@@ -6,12 +6,10 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/nettune/nettune/loadgen"
-	"github.com/nettune/nettune/nic"
 	"github.com/nettune/nettune/tomcatconf"
 )
 
@@ -194,67 +192,6 @@ func (s *Search) Text() string {
 	return b.String()
 }
 
-// threadSearch is the threads step's search over the server.xml at path,
-// as read when the step was planned (before): each candidate sets the
-// Connector's pool (the guide's attributes, with its value); the one the
-// server ran before puts before back.
-func threadSearch(path string, q tomcatconf.ConnectorQuery, cands []Candidate, before string) *Search {
-	return &Search{Step: StepThreads, Setting: "maxThreads", Candidates: cands,
-		set: func(ctx context.Context, c Candidate) error {
-			var e tomcatconf.ServerXMLEdit
-			if c.Previous {
-				cur, err := os.ReadFile(path)
-				if err != nil {
-					return err
-				}
-				e = tomcatconf.ServerXMLEdit{Path: path, Before: string(cur), After: before}
-			} else {
-				var err error
-				e, err = tomcatconf.EditServerXML(path, func(cfg *tomcatconf.Config) error {
-					_, err := cfg.SetConnector(q, tomcatconf.ArmGuideConnectorAttrs(c.Value), &tomcatconf.SetOptions{ToExecutor: true})
-					return err
-				})
-				if err != nil {
-					return err
-				}
-			}
-			if !e.Changed() {
-				return nil
-			}
-			return e.Apply(ctx)
-		}}
-}
-
-// queueSearch is the nic-queues step's search on ifname, whose channels
-// were orig before the step: each candidate sets the queue count
-// (ethtool -L), the one before the step puts orig's counts back.
-func queueSearch(ifname string, orig nic.Channels, cands []Candidate) *Search {
-	return &Search{Step: StepNICQueues, Setting: "queues", Candidates: cands,
-		set: func(ctx context.Context, c Candidate) error {
-			cl, err := nic.NewDefault()
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			cur, err := cl.Channels(ifname)
-			if err != nil {
-				return err
-			}
-			u := cur.QueueUpdate(uint32(c.Value))
-			if c.Previous {
-				u = orig.Update()
-			}
-			e, err := nic.PlanChannelsEdit(ifname, cur, u)
-			if err != nil {
-				return err
-			}
-			if !e.Changed() {
-				return nil
-			}
-			return e.Apply(ctx)
-		}}
-}
-
 // search measures a searched step's other candidates after the rule's
 // own measurement (the last of r.measured), keeps the best in place and
 // makes its figures the step's row, labelled (Search.Label).
@@ -320,12 +257,7 @@ func (r *run) search(ctx context.Context, s *Search) error {
 	} else if ch.Best != s.Rule {
 		delete(r.bound, s.Step)
 	}
-	switch s.Step {
-	case StepThreads:
-		r.findings.MaxThreads = best.Value
-	case StepNICQueues:
-		r.findings.Queues = uint32(best.Value)
-	}
+	r.findings.choose(s.Step, best.Value)
 	r.searches = append(r.searches, *s)
 	fmt.Fprint(r.log, s.Text())
 	return nil

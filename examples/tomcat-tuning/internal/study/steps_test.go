@@ -99,7 +99,7 @@ func TestNICQueuesPlan(t *testing.T) {
 		require.Empty(t, ch.Skip)
 		require.NotNil(t, ch.Apply)
 		require.Len(t, ch.Undo, 1)
-		assert.Equal(t, KindNICChannels, ch.Undo[0].Kind)
+		assert.Equal(t, nic.ChannelsEdit{}.Kind(), ch.Undo[0].Kind)
 		assert.Contains(t, string(ch.Undo[0].Data), `"interface":"enp1s0f0np0"`)
 		assert.Contains(t, string(ch.Undo[0].Data), `"netns":`, "the namespace is recorded")
 	} else {
@@ -215,7 +215,7 @@ func TestNICQueuesVirtual(t *testing.T) {
 			require.Empty(t, ch.Skip)
 			require.NotNil(t, ch.Apply)
 			require.Len(t, ch.Undo, 1)
-			assert.Equal(t, KindNICChannels, ch.Undo[0].Kind)
+			assert.Equal(t, nic.ChannelsEdit{}.Kind(), ch.Undo[0].Kind)
 			assert.Contains(t, string(ch.Undo[0].Data), `"interface":"`+tt.nic.Name+`"`)
 		})
 	}

@@ -11,8 +11,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/nettune/nettune/nic"
-	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
 )
 
@@ -24,13 +22,7 @@ import (
 // worker directory cannot be checked from here (tuning.ErrNotVerifiable).
 func Verifiers(h *tuning.Host) tuning.Verifiers {
 	ver := h.Verifiers()
-	ver[KindNICChannels] = tuning.VerifyAs[nic.ChannelsEdit]()
-	ver[KindTomcat] = tuning.VerifyAs[tomcatconf.RestartChange]()
-	ver[KindDropIn] = tuning.VerifyAs[tomcatconf.DropInChange]()
-	ver[KindServerXML] = tuning.VerifyAs[tomcatconf.ServerXMLEdit]()
-	ver[KindFile] = tuning.VerifyAs[tuning.FileEdit]()
-	ver[KindLinkFile] = tuning.VerifyAs[nic.LinkFileEdit]()
-	ver[KindTunedSwitch] = tuning.VerifyAs[tuning.TunedActivation]()
+	journaled(nil, ver)
 	ver[KindRemoteDir] = verifyRemoteDir
 	return ver
 }

@@ -69,9 +69,9 @@ func persistedFixture(t *testing.T) (journal, xml, dropIn, profile string) {
 	journal = filepath.Join(t.TempDir(), "j")
 	j, err := tuning.CreateJournal(journal)
 	require.NoError(t, err)
-	journalRecord(t, j, "persist-server-xml", KindServerXML, e, true)
-	journalRecord(t, j, "persist-drop-in", KindDropIn, d, true)
-	journalRecord(t, j, "persist-tuned-profile", KindFile, f, true)
+	journalRecord(t, j, "persist-server-xml", tomcatconf.ServerXMLEdit{}.Kind(), e, true)
+	journalRecord(t, j, "persist-drop-in", tomcatconf.DropInChange{}.Kind(), d, true)
+	journalRecord(t, j, "persist-tuned-profile", tuning.FileEdit{}.Kind(), f, true)
 	require.NoError(t, j.Close())
 	return journal, xml, dropIn, profile
 }
@@ -140,7 +140,7 @@ func TestVerifyOutcomes(t *testing.T) {
 		journalRecord(t, j, StepLoadHost, KindRemoteDir, SSHClient{Host: "client", Dir: "/tmp/nettune-w"}, true)
 		e := tomcatconf.ServerXMLEdit{Path: filepath.Join(t.TempDir(), "server.xml"), Before: "a", After: "b"}
 		require.NoError(t, os.WriteFile(e.Path, []byte("b"), 0o644))
-		journalRecord(t, j, "access-log", KindServerXML, e, false)
+		journalRecord(t, j, "access-log", tomcatconf.ServerXMLEdit{}.Kind(), e, false)
 		seq, err := j.Begin("placement", nil)
 		require.NoError(t, err)
 		require.NoError(t, j.Applied(seq))
@@ -246,7 +246,7 @@ func TestPlanJSONGuide(t *testing.T) {
 		s := byName[step]
 		assert.Equal(t, StatusChange, s.Status, step)
 		assert.True(t, strings.HasPrefix(s.Diff, "--- a"+xml+"\n+++ b"+xml+"\n"), "%s: %q", step, s.Diff)
-		assert.Equal(t, []string{KindServerXML}, s.Journal, step)
+		assert.Equal(t, []string{tomcatconf.ServerXMLEdit{}.Kind()}, s.Journal, step)
 	}
 	assert.Contains(t, byName[StepThreads].Diff, `+               maxThreads="7"`)
 	require.NotNil(t, byName[StepThreads].Search)
