@@ -186,6 +186,12 @@ func TestCorpusSetIOMMU(t *testing.T) {
 			plan2, err := cfg2.Plan(bootcfg.Edit{Set: guideParams})
 			require.NoError(t, err)
 			assert.False(t, plan2.Changed(), plan2.Diff())
+
+			// Undo puts every file back byte for byte, and again is a no-op.
+			require.NoError(t, plan.Undo())
+			assert.Equal(t, old, readAll(t, files))
+			require.NoError(t, plan.Undo())
+			assert.Equal(t, old, readAll(t, files))
 		})
 	}
 }

@@ -386,6 +386,37 @@ func (p *Plan) Apply() ([]Written, error) {
 	return ws, nil
 }
 
+// Undo puts back what Apply wrote: each planned file that holds the
+// plan's new bytes gets its original bytes again, last file first,
+// through the same temp file, fsync and rename (no new backup; the
+// backups Apply made stay). A file that already holds its original bytes
+// is left alone, so Undo after a failed or repeated Apply is safe. A file
+// that holds other bytes was changed since (by hand, a package): it is
+// left as it is, and the error names it and its backup. Nothing is
+// regenerated: call Regenerate for that.
+func (p *Plan) Undo() error {
+	var errs []error
+	for i := len(p.files) - 1; i >= 0; i-- {
+		fe := p.files[i]
+		cur, err := os.ReadFile(fe.path)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("bootcfg: undo %s: %w", fe.path, err))
+			continue
+		case bytes.Equal(cur, fe.old):
+			continue
+		case !bytes.Equal(cur, fe.new):
+			errs = append(errs, fmt.Errorf("bootcfg: undo %s: the file changed since the plan was applied (neither its original nor the planned bytes); left as it is, the original is in %s",
+				fe.path, fe.path+atomicfile.DefaultBackupSuffix))
+			continue
+		}
+		if _, err := atomicfile.WriteFile(fe.path, fe.old, &atomicfile.Options{NoBackup: true, FS: p.fs}); err != nil {
+			errs = append(errs, fmt.Errorf("bootcfg: undo %s: %w", fe.path, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // written is a file Apply replaced, with the edit that replaced it: a
 // rollback puts back exactly these files, each with its own old bytes.
 type written struct {

@@ -28,22 +28,29 @@ func (f failRename) Rename(oldpath, newpath string) error {
 	return f.OS.Rename(oldpath, newpath)
 }
 
-func TestApplyRenameFailsOriginalIntact(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "grub")
-	src := "GRUB_CMDLINE_LINUX=\"quiet\"\n"
+// strictPlan writes src as a GRUB defaults file in a temporary directory
+// and plans iommu.strict=1 on it.
+func strictPlan(t *testing.T, src string) (string, *Plan) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "grub")
 	require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
 	cfg, err := LoadConfig(p)
 	require.NoError(t, err)
 	plan, err := cfg.Plan(Edit{Set: []Param{P("iommu.strict", "1")}})
 	require.NoError(t, err)
+	return p, plan
+}
+
+func TestApplyRenameFailsOriginalIntact(t *testing.T) {
+	src := "GRUB_CMDLINE_LINUX=\"quiet\"\n"
+	p, plan := strictPlan(t, src)
 	plan.fs = failRename{failOn: "grub", errno: syscall.EIO}
-	_, err = plan.Apply()
+	_, err := plan.Apply()
 	require.ErrorIs(t, err, syscall.EIO)
 	assert.Contains(t, err.Error(), p)
 	b, _ := os.ReadFile(p)
 	assert.Equal(t, src, string(b))
-	des, _ := os.ReadDir(dir)
+	des, _ := os.ReadDir(filepath.Dir(p))
 	for _, d := range des {
 		assert.NotContains(t, d.Name(), ".tmp-", "no temp file left")
 	}
@@ -192,4 +199,39 @@ func TestApplyRollbackAfterRename(t *testing.T) {
 	assert.Equal(t, mainSrc, string(b))
 	assert.NoFileExists(t, p+atomicfile.DefaultBackupSuffix)
 	assert.NoFileExists(t, d+atomicfile.DefaultBackupSuffix)
+}
+
+// TestUndoLeavesALaterEdit: Undo puts back a file that holds the plan's
+// bytes, and refuses, naming the file and its backup, one edited since;
+// a failed put-back (ENOSPC on rename) leaves the planned bytes and says so.
+func TestUndoLeavesALaterEdit(t *testing.T) {
+	src := "GRUB_CMDLINE_LINUX=\"quiet\"\n"
+	p, plan := strictPlan(t, src)
+	_, err := plan.Apply()
+	require.NoError(t, err)
+	applied, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.NotEqual(t, src, string(applied))
+
+	plan.fs = failRename{failOn: "grub", errno: syscall.ENOSPC}
+	err = plan.Undo()
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	assert.Contains(t, err.Error(), p)
+	b, _ := os.ReadFile(p)
+	assert.Equal(t, applied, b, "a failed undo leaves the file whole")
+	plan.fs = nil
+
+	edited := string(applied) + "GRUB_TIMEOUT=3\n"
+	require.NoError(t, os.WriteFile(p, []byte(edited), 0o644))
+	err = plan.Undo()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), p+": the file changed since the plan was applied")
+	assert.Contains(t, err.Error(), p+atomicfile.DefaultBackupSuffix)
+	b, _ = os.ReadFile(p)
+	assert.Equal(t, edited, string(b), "a later edit is kept")
+
+	require.NoError(t, os.WriteFile(p, applied, 0o644))
+	require.NoError(t, plan.Undo())
+	b, _ = os.ReadFile(p)
+	assert.Equal(t, src, string(b))
 }

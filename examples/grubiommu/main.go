@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 
 	"github.com/nettune/nettune/bootcfg"
 	"github.com/nettune/nettune/internal/cliflag"
@@ -140,6 +141,14 @@ func run(ctx context.Context, w io.Writer, o options) error {
 	if update {
 		args, out, err := host.Regenerate(ctx, nil, cfg, plan)
 		fmt.Fprintf(w, "ran %v\n%s", args, out)
+		if err != nil && apply && plan.Changed() {
+			// The bootloader did not take the edit: put the file back,
+			// so that nothing is left half done.
+			if uerr := plan.Undo(); uerr != nil {
+				return errors.Join(err, uerr)
+			}
+			fmt.Fprintf(w, "put back %s: the regeneration failed\n", strings.Join(plan.Files(), ", "))
+		}
 		if err != nil {
 			return err
 		}

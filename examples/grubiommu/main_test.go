@@ -200,3 +200,29 @@ func TestApplyAndUpdateUnderRoot(t *testing.T) {
 	require.NoError(t, run(context.Background(), &out, o))
 	assert.Contains(t, out.String(), "no reboot required")
 }
+
+// TestFailedUpdatePutsTheFileBack: when the regeneration fails (a real
+// update-grub that exits 1), -apply -update puts the GRUB defaults back
+// byte for byte and says so, and the error is the regeneration's.
+func TestFailedUpdatePutsTheFileBack(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"etc/default", "usr/sbin", "proc"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+	}
+	grub := filepath.Join(root, "etc/default/grub")
+	src := "GRUB_CMDLINE_LINUX=\"rd.lvm.lv=vg/root\"\n"
+	require.NoError(t, os.WriteFile(grub, []byte(src), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "usr/sbin/update-grub"),
+		[]byte("#!/bin/sh\necho 'error: cannot find a GRUB drive' >&2\nexit 1\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/cmdline"), []byte("ro rd.lvm.lv=vg/root\n"), 0o444))
+
+	var out bytes.Buffer
+	o := options{root: root, variable: "GRUB_CMDLINE_LINUX", strict: true, strictVal: "1", passVal: "0", apply: true, update: true}
+	err := run(context.Background(), &out, o)
+	require.Error(t, err)
+	assert.Contains(t, out.String(), "cannot find a GRUB drive")
+	assert.Contains(t, out.String(), "put back "+grub+": the regeneration failed")
+	b, rerr := os.ReadFile(grub)
+	require.NoError(t, rerr)
+	assert.Equal(t, src, string(b))
+}
