@@ -21,6 +21,9 @@ type PinChange struct {
 	Before ProcessAffinity `json:"before"`
 }
 
+// Kind is the journal kind of PinChange records: a process pinned to CPUs.
+func (PinChange) Kind() string { return "cpu-affinity" }
+
 // PlanPin returns the change that pins process pid to cpus, reading its
 // threads' affinity now (/proc/PID/task, sched_getaffinity(2)) and
 // writing nothing.

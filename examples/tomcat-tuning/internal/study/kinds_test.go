@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/nic"
+	"github.com/nettune/nettune/numa"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
 )
@@ -160,6 +161,7 @@ func TestJournalKinds(t *testing.T) {
 		"tomcat-server-xml": tomcatconf.ServerXMLEdit{}.Kind(),
 		"persist-file":      tuning.FileEdit{}.Kind(),
 		"tuned-activation":  tuning.TunedActivation{}.Kind(),
+		"cpu-affinity":      numa.PinChange{}.Kind(),
 		KindRemoteDir:       KindRemoteDir,
 		"file":              "file",
 	} {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/nettune/nettune/nic"
+	"github.com/nettune/nettune/numa"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
 )
@@ -58,6 +59,7 @@ func journaled(rev tuning.Reverters, ver tuning.Verifiers) {
 	journal[tuning.FileEdit](rev, ver)
 	journal[nic.LinkFileEdit](rev, ver)
 	journal[tuning.TunedActivation](rev, ver)
+	journal[numa.PinChange](rev, ver)
 }
 
 // journal registers T in rev and ver, those that are not nil.
