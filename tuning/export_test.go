@@ -9,3 +9,11 @@ var (
 )
 
 const UndoFile = undoFile
+
+// KindOf is kindOf, for the tests of AddReverter's kinds.
+func KindOf[T any, P interface {
+	*T
+	Kinded
+}]() string {
+	return kindOf[T, P]()
+}

@@ -45,8 +45,8 @@ type Kinded interface {
 // ChangeFor is ChangeOf under r's own kind.
 func ChangeFor(r Kinded) (*Change, error) { return ChangeOf(r.Kind(), r) }
 
-// KindOf returns the journal kind of T's records.
-func KindOf[T any, P interface {
+// kindOf returns the journal kind of T's records.
+func kindOf[T any, P interface {
 	*T
 	Kinded
 }]() string {
@@ -61,7 +61,7 @@ func AddReverter[T any, P interface {
 	*T
 	Kinded
 }](rev Reverters) {
-	rev[KindOf[T, P]()] = RevertAs[T, P]()
+	rev[kindOf[T, P]()] = RevertAs[T, P]()
 }
 
 // RevertAs returns the revert function for journal records that ChangeOf

@@ -57,7 +57,7 @@ func AddVerifier[T any, P interface {
 	*T
 	Kinded
 }](ver Verifiers) {
-	ver[KindOf[T, P]()] = VerifyAs[T, P]()
+	ver[kindOf[T, P]()] = VerifyAs[T, P]()
 }
 
 // VerifyAs returns the VerifyFunc for journal records that ChangeOf wrote

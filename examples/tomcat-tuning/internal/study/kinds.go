@@ -4,6 +4,7 @@ package study
 
 import (
 	"context"
+	"slices"
 
 	"github.com/nettune/nettune/tuning"
 )
@@ -77,35 +78,40 @@ func kindOf(name string) Kind {
 	return Kind{Name: name}
 }
 
-// needsOf returns the Needs of steps, in their order.
-func needsOf(steps []tuning.Step) []Needs {
-	out := make([]Needs, len(steps))
-	for i, s := range steps {
-		out[i] = kindOf(s.Name).Needs
-	}
-	return out
-}
-
 // anyStep reports whether a step of steps (only the baseline's, with
 // baseline) declares what pred asks for.
 func anyStep(steps []tuning.Step, baseline bool, pred func(Needs) bool) bool {
-	for i, n := range needsOf(steps) {
-		if (!baseline || steps[i].Baseline) && pred(n) {
+	for _, s := range steps {
+		if (!baseline || s.Baseline) && pred(kindOf(s.Name).Needs) {
 			return true
 		}
 	}
 	return false
 }
 
+// placeThrough is where the steps named place Tomcat, each in turn from
+// the initial placement, and the last of them that moved it ("" for
+// none).
+func placeThrough(h Host, o Options, names []string) (Placement, string) {
+	place, by := InitialPlacement(h, o), ""
+	for _, s := range names {
+		if kindOf(s).Needs.Place != nil {
+			place, by = PlacementAfter(h, o, s, place), s
+		}
+	}
+	return place, by
+}
+
 // baselinePlacement is where Tomcat and a local load run for the
 // baseline: the initial placement, moved by each baseline step in order.
 func baselinePlacement(h Host, o Options, steps []tuning.Step) Placement {
-	place := InitialPlacement(h, o)
+	var names []string
 	for _, s := range steps {
 		if s.Baseline {
-			place = PlacementAfter(h, o, s.Name, place)
+			names = append(names, s.Name)
 		}
 	}
+	place, _ := placeThrough(h, o, names)
 	return place
 }
 
@@ -113,16 +119,11 @@ func baselinePlacement(h Host, o Options, steps []tuning.Step) Placement {
 // Tomcat (all of them when step is not listed), and the last of them
 // that moved it ("" for none).
 func placedBefore(h Host, o Options, step string) (Placement, string) {
-	place, by := InitialPlacement(h, o), ""
-	for _, s := range o.Steps {
-		if s == step {
-			break
-		}
-		if kindOf(s).Needs.Place != nil {
-			place, by = PlacementAfter(h, o, s, place), s
-		}
+	names := o.Steps
+	if i := slices.Index(names, step); i >= 0 {
+		names = names[:i]
 	}
-	return place, by
+	return placeThrough(h, o, names)
 }
 
 // uplift is a GuideUplift value.

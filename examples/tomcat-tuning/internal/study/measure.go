@@ -252,7 +252,7 @@ func (r *run) runLoad(ctx context.Context, cfg loadgen.Config) (*loadgen.Result,
 // dropInWritten is the line printed once a step wrote the unit's drop-in.
 func dropInWritten(ch *tuning.Change) string {
 	for _, u := range ch.Undo {
-		if u.Kind != tuning.KindOf[tomcatconf.DropInChange]() {
+		if u.Kind != (tomcatconf.DropInChange{}).Kind() {
 			continue
 		}
 		var c tomcatconf.DropInChange

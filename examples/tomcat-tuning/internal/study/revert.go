@@ -111,7 +111,7 @@ func journalUnit(path string) string {
 	for _, e := range entries {
 		for _, u := range e.Undo {
 			var rc tomcatconf.RestartChange
-			if e.Step == StepTomcat && u.Kind == tuning.KindOf[tomcatconf.RestartChange]() && json.Unmarshal(u.Data, &rc) == nil && rc.Control == tomcatconf.ControlSystemd {
+			if e.Step == StepTomcat && u.Kind == (tomcatconf.RestartChange{}).Kind() && json.Unmarshal(u.Data, &rc) == nil && rc.Control == tomcatconf.ControlSystemd {
 				return rc.Service
 			}
 		}
@@ -132,7 +132,7 @@ func pendingUnit(path string) string {
 		}
 		for _, u := range e.Undo {
 			var rc tomcatconf.RestartChange
-			if u.Kind == tuning.KindOf[tomcatconf.RestartChange]() && json.Unmarshal(u.Data, &rc) == nil && rc.Control == tomcatconf.ControlSystemd {
+			if u.Kind == (tomcatconf.RestartChange{}).Kind() && json.Unmarshal(u.Data, &rc) == nil && rc.Control == tomcatconf.ControlSystemd {
 				return rc.Service
 			}
 		}

@@ -438,12 +438,12 @@ func (r *run) afterSteps(ctx context.Context, j *tuning.Journal, cpuHost *tuning
 	if !r.o.Keep {
 		again, err := r.driftGuard(ctx, j, cpuHost, steps)
 		res.Again = again
-		if err != nil {
-			return err
-		}
 		if again != nil {
 			prog.Done(again.Name)
 			fmt.Fprintln(r.log, prog.Line())
+		}
+		if err != nil {
+			return err
 		}
 	}
 	if r.o.Persist || r.o.Export != "" {
@@ -851,7 +851,7 @@ func announce(w io.Writer, steps []tuning.Step) []tuning.Step {
 			case ch.Apply == nil:
 				fmt.Fprintln(w, "   unchanged")
 			}
-			if apply, kinds := ch.Apply, undoKinds(ch); apply != nil && kinds[tuning.KindOf[tomcatconf.DropInChange]()] {
+			if apply, kinds := ch.Apply, undoKinds(ch); apply != nil && kinds[(tomcatconf.DropInChange{}).Kind()] {
 				ch.Apply = func(ctx context.Context) error {
 					if err := apply(ctx); err != nil {
 						return err

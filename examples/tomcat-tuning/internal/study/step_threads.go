@@ -70,7 +70,7 @@ func threadsMeasures(h Host, o Options) int {
 	if o.Search == SearchOff {
 		return 1
 	}
-	return 1 + measuredCandidates(ThreadCandidates(h.CPUs.N, nil, currentMaxThreads(h))) + 1
+	return 1 + measuredCandidates(ThreadCandidates(h.CPUs.N, nil, currentMaxThreads(h))) + 1 // + the census's
 }
 
 // persistThreads keeps the search's maxThreads (the guide's rule
