@@ -2,8 +2,11 @@ package loadgen
 
 import (
 	"fmt"
+
 	"math"
 	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Generator-bound thresholds (LoadBound).
@@ -19,6 +22,12 @@ const (
 	// connections) under which late sends are the generator's, not a
 	// server that kept every connection waiting.
 	BoundBusy = 0.5
+	// BoundLateSends is the fewest sends later than BoundLag (dues never
+	// sent count too) that make a lag verdict: one scheduler hiccup of a
+	// busy host delays a send or two of a light run past BoundLag, and at
+	// 150 samples those are its p99; a generator that cannot keep pace
+	// is late by thousands.
+	BoundLateSends = 10
 )
 
 // GeneratorUse is the CPU the load generator's process used over a run,
@@ -67,7 +76,8 @@ func (g GeneratorUse) Percent() float64 {
 // BoundBusy of them waiting for a response on average) and the server's
 // slowest responses (Service p99) were faster than that lag: a server that
 // holds every connection busy, on average or in its stalls, also makes
-// sends late, but then the connections, not the generator, are waiting. The text names the
+// sends late, but then the connections, not the generator, are waiting.
+// A lag verdict also needs BoundLateSends late sends. The text names the
 // figures, e.g. "load-bound: client CPU 97 % of 2 cores, lag p99 12 ms".
 func LoadBound(res *Result) string {
 	if res == nil {
@@ -75,8 +85,10 @@ func LoadBound(res *Result) string {
 	}
 	cpu := res.Generator.Percent()
 	var lag time.Duration
+	late := res.Missed
 	if h := res.Histograms.Lag; h != nil && h.TotalCount() > 0 {
 		lag = usDuration(float64(h.ValueAtQuantile(99)))
+		late += countAbove(h, BoundLag.Microseconds())
 	}
 	busy := 1.0
 	if h := res.Histograms.Service; h != nil && h.TotalCount() > 0 && res.Connections > 0 {
@@ -90,7 +102,7 @@ func LoadBound(res *Result) string {
 	if h := res.Histograms.Service; h != nil && h.TotalCount() > 0 {
 		slow = usDuration(float64(h.ValueAtQuantile(99)))
 	}
-	byLag := res.Pacer != "" && lag > BoundLag && busy < BoundBusy && slow < lag
+	byLag := res.Pacer != "" && lag > BoundLag && busy < BoundBusy && slow < lag && late >= BoundLateSends
 	if !byCPU && !byLag {
 		return ""
 	}
@@ -109,6 +121,18 @@ func LoadBound(res *Result) string {
 		}
 	}
 	return trimComma(s)
+}
+
+// countAbove is how many of h's values are above us microseconds (to
+// the histogram's precision: a bucket counts when all of it is above).
+func countAbove(h *hdrhistogram.Histogram, us int64) uint64 {
+	var n uint64
+	for _, b := range h.Distribution() {
+		if b.From > us {
+			n += uint64(b.Count)
+		}
+	}
+	return n
 }
 
 func plural(n int, one, many string) string {
