@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"os/exec"
@@ -46,6 +48,12 @@ type Thread struct {
 	CPU  time.Duration
 	// Load is CPU over the interval: 1.0 is one CPU busy all the time.
 	Load float64
+	// VoluntarySwitches counts the times the thread gave up its CPU over
+	// the interval (it waited: for a socket, a lock, I/O), and
+	// InvoluntarySwitches the times the kernel took the CPU from it (its
+	// time slice ran out: more runnable threads than CPUs), from
+	// /proc/PID/task/TID/status; 0 when the tree has no status file.
+	VoluntarySwitches, InvoluntarySwitches int64
 }
 
 // Pool sums the threads of one kind in one pool.
@@ -55,6 +63,8 @@ type Pool struct {
 	Threads int
 	CPU     time.Duration
 	Load    float64
+	// VoluntarySwitches and InvoluntarySwitches sum the threads' (Thread).
+	VoluntarySwitches, InvoluntarySwitches int64
 }
 
 // Census is a snapshot of a JVM's threads and their CPU use.
@@ -81,12 +91,74 @@ type CensusOptions struct {
 }
 
 // TakeCensus reads every thread of pid from /proc/PID/task/*/stat (name,
-// utime, stime), waits interval (or until ctx ends), reads them again,
-// and reports each thread's CPU over the interval, grouped into pools. It
-// also reads /proc/PID/status (Cpus_allowed_list) and
-// /sys/devices/system/cpu/online. Reading another user's /proc/PID/task
-// needs no privilege.
+// utime, stime) and status (context switches), waits interval (or until
+// ctx ends), reads them again, and reports each thread's CPU and switches
+// over the interval, grouped into pools. It also reads /proc/PID/status
+// (Cpus_allowed_list) and /sys/devices/system/cpu/online. Reading another
+// user's /proc/PID/task needs no privilege. It is ReadThreads, the wait,
+// ReadThreads again and CensusSince.
 func TakeCensus(ctx context.Context, pid int, interval time.Duration, opts *CensusOptions) (Census, error) {
+	before, err := ReadThreads(pid, opts)
+	if err != nil {
+		return Census{PID: pid}, err
+	}
+	timer := time.NewTimer(interval)
+	select {
+	case <-ctx.Done():
+		timer.Stop()
+	case <-timer.C:
+	}
+	after, err := ReadThreads(pid, opts)
+	if err != nil {
+		return Census{PID: pid}, err
+	}
+	return after.CensusSince(before, opts)
+}
+
+// ThreadReading is one reading of a JVM's threads: each one's name, CPU
+// time and context switches, the CPUs it may run on, and when. Two of
+// them, taken around a measurement, give its census (CensusSince) with no
+// thread sampling in between.
+type ThreadReading struct {
+	PID   int
+	At    time.Time
+	CPUs  []int // as Census.CPUs
+	tasks map[int]taskStat
+}
+
+// ReadThreads reads pid's threads once (opts.Root; the other options are
+// CensusSince's).
+func ReadThreads(pid int, opts *CensusOptions) (ThreadReading, error) {
+	r := ThreadReading{PID: pid}
+	var o CensusOptions
+	if opts != nil {
+		o = *opts
+	}
+	root, err := hostRoot(o.Root)
+	if err != nil {
+		return r, err
+	}
+	cpus, err := jvmCPUs(root, pid)
+	if err != nil {
+		return r, err
+	}
+	r.CPUs = cpus.IDs()
+	r.At = time.Now()
+	if r.tasks, err = readTasks(root, pid, true); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// CensusSince is the census of the interval from the reading before to r,
+// of one process: each thread's CPU time and context switches in between
+// (a thread that began in between counts from zero), classified by name
+// (opts.Names, opts.ExecutorPrefixes) and summed by pool.
+func (r ThreadReading) CensusSince(before ThreadReading, opts *CensusOptions) (Census, error) {
+	c := Census{PID: r.PID, CPUs: r.CPUs, Interval: r.At.Sub(before.At)}
+	if before.PID != r.PID || c.Interval < 0 {
+		return c, fmt.Errorf("tomcatconf: census from a reading of PID %d to one of PID %d %s later: want one process, in order", before.PID, r.PID, c.Interval)
+	}
 	var o CensusOptions
 	if opts != nil {
 		o = *opts
@@ -94,46 +166,30 @@ func TakeCensus(ctx context.Context, pid int, interval time.Duration, opts *Cens
 	if len(o.ExecutorPrefixes) == 0 {
 		o.ExecutorPrefixes = []string{"tomcat-exec-", "catalina-exec-"}
 	}
-	c := Census{PID: pid}
-	root, err := hostRoot(o.Root)
-	if err != nil {
-		return c, err
-	}
-	cpus, err := jvmCPUs(root, pid)
-	if err != nil {
-		return c, err
-	}
-	c.CPUs = cpus.IDs()
-	before, err := readTasks(root, pid)
-	if err != nil {
-		return c, err
-	}
-	t0 := time.Now()
-	timer := time.NewTimer(interval)
-	select {
-	case <-ctx.Done():
-		timer.Stop()
-	case <-timer.C:
-	}
-	after, err := readTasks(root, pid)
-	if err != nil {
-		return c, err
-	}
-	c.Interval = time.Since(t0)
-	for tid, a := range after {
-		ticks := intervalTicks(before[tid], a)
+	for tid, a := range r.tasks {
+		b := before.tasks[tid]
 		name := a.comm
 		if full, ok := o.Names[tid]; ok && strings.HasPrefix(full, a.comm) {
 			name = full
 		}
 		kind, pool := classifyThread(name, o.ExecutorPrefixes)
-		cpu := procstat.Ticks(uint64(ticks))
-		c.Threads = append(c.Threads, Thread{TID: tid, Name: name, Kind: kind, Pool: pool, CPU: cpu,
-			Load: cpu.Seconds() / c.Interval.Seconds()})
+		cpu := procstat.Ticks(uint64(intervalTicks(b, a)))
+		th := Thread{TID: tid, Name: name, Kind: kind, Pool: pool, CPU: cpu}
+		if c.Interval > 0 {
+			th.Load = cpu.Seconds() / c.Interval.Seconds()
+		}
+		th.VoluntarySwitches, th.InvoluntarySwitches = intervalSwitches(b, a)
+		c.Threads = append(c.Threads, th)
 	}
 	sort.Slice(c.Threads, func(i, j int) bool { return c.Threads[i].TID < c.Threads[j].TID })
+	c.Pools = poolsOf(c.Threads)
+	return c, nil
+}
+
+// poolsOf sums threads by pool and kind, the busiest pool first.
+func poolsOf(threads []Thread) []Pool {
 	pools := map[[2]string]*Pool{}
-	for _, t := range c.Threads {
+	for _, t := range threads {
 		k := [2]string{t.Pool, t.Kind}
 		p := pools[k]
 		if p == nil {
@@ -143,17 +199,20 @@ func TakeCensus(ctx context.Context, pid int, interval time.Duration, opts *Cens
 		p.Threads++
 		p.CPU += t.CPU
 		p.Load += t.Load
+		p.VoluntarySwitches += t.VoluntarySwitches
+		p.InvoluntarySwitches += t.InvoluntarySwitches
 	}
+	out := make([]Pool, 0, len(pools))
 	for _, p := range pools {
-		c.Pools = append(c.Pools, *p)
+		out = append(out, *p)
 	}
-	sort.Slice(c.Pools, func(i, j int) bool {
-		if c.Pools[i].CPU != c.Pools[j].CPU {
-			return c.Pools[i].CPU > c.Pools[j].CPU
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].CPU != out[j].CPU {
+			return out[i].CPU > out[j].CPU
 		}
-		return c.Pools[i].Pool+c.Pools[i].Kind < c.Pools[j].Pool+c.Pools[j].Kind
+		return out[i].Pool+out[i].Kind < out[j].Pool+out[j].Kind
 	})
-	return c, nil
+	return out
 }
 
 // Count returns how many threads of kind the census saw in pool ("" for
@@ -265,9 +324,14 @@ func connKind(s string) string {
 type taskStat struct {
 	comm  string
 	ticks int64 // utime + stime
+	// vol and invol are the voluntary and involuntary context switches
+	// (with switches read; -1 when the tree has no status file).
+	vol, invol int64
 }
 
-func readTasks(root hostfs.Root, pid int) (map[int]taskStat, error) {
+// readTasks reads every thread's stat file and, with switches, its
+// status file's context switches.
+func readTasks(root hostfs.Root, pid int, switches bool) (map[int]taskStat, error) {
 	dir := root.Proc(strconv.Itoa(pid), "task")
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -286,6 +350,20 @@ func readTasks(root hostfs.Root, pid int) (map[int]taskStat, error) {
 		st, err := parseTaskStat(data)
 		if err != nil {
 			return nil, fmt.Errorf("tomcatconf: %s: %w", filepath.Join(dir, e.Name(), "stat"), err)
+		}
+		if switches {
+			status := filepath.Join(dir, e.Name(), "status")
+			data, err := hostfs.ReadFile(status)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				st.vol, st.invol = -1, -1 // a captured tree without it, or the thread ended
+			case err != nil:
+				return nil, fmt.Errorf("tomcatconf: %w", err)
+			default:
+				if st.vol, st.invol, err = parseSwitches(data); err != nil {
+					return nil, fmt.Errorf("tomcatconf: %s: %w", status, err)
+				}
+			}
 		}
 		out[tid] = st
 	}
@@ -316,6 +394,43 @@ func intervalTicks(b, a taskStat) int64 {
 		return a.ticks
 	}
 	return a.ticks - b.ticks
+}
+
+// parseSwitches reads voluntary_ctxt_switches and
+// nonvoluntary_ctxt_switches from a /proc/PID/task/TID/status file.
+func parseSwitches(data []byte) (vol, invol int64, err error) {
+	vol, invol = -1, -1
+	for _, l := range strings.Split(string(data), "\n") {
+		key, val, ok := strings.Cut(l, ":")
+		if !ok || (key != "voluntary_ctxt_switches" && key != "nonvoluntary_ctxt_switches") {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
+		if err != nil || n < 0 {
+			return 0, 0, fmt.Errorf("%s %q: want a count", key, strings.TrimSpace(val))
+		}
+		if key == "voluntary_ctxt_switches" {
+			vol = n
+		} else {
+			invol = n
+		}
+	}
+	if vol < 0 || invol < 0 {
+		return 0, 0, errors.New("no voluntary_ctxt_switches and nonvoluntary_ctxt_switches lines")
+	}
+	return vol, invol, nil
+}
+
+// intervalSwitches is the context switches between readings b and a of
+// one thread (a new thread's from zero; unknown, -1, reads 0).
+func intervalSwitches(b, a taskStat) (vol, invol int64) {
+	if a.vol < 0 || a.invol < 0 {
+		return 0, 0
+	}
+	if b.vol < 0 || b.invol < 0 || b.vol > a.vol || b.invol > a.invol {
+		b.vol, b.invol = 0, 0
+	}
+	return a.vol - b.vol, a.invol - b.invol
 }
 
 // jvmCPUs returns the JVM's allowed CPUs that are online.

@@ -148,6 +148,58 @@ func TestTakeCensusSelf(t *testing.T) {
 	assert.GreaterOrEqual(t, c.Interval, 300*time.Millisecond)
 }
 
+// TestCensusSinceSelf: two readings around a wait give the threads'
+// context switches: a thread that sleeps and wakes 20 times gave up its
+// CPU at least 20 times; the pools sum their threads.
+func TestCensusSinceSelf(t *testing.T) {
+	ready, sleeper := make(chan struct{}), make(chan int, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		sleeper <- unix.Gettid()
+		<-ready
+		for range 20 {
+			time.Sleep(2 * time.Millisecond)
+		}
+		sleeper <- 0
+	}()
+	tid := <-sleeper
+	before, err := tomcatconf.ReadThreads(os.Getpid(), nil)
+	require.NoError(t, err)
+	close(ready)
+	<-sleeper
+	after, err := tomcatconf.ReadThreads(os.Getpid(), nil)
+	require.NoError(t, err)
+	c, err := after.CensusSince(before, nil)
+	require.NoError(t, err)
+	assert.Equal(t, after.At.Sub(before.At), c.Interval)
+	var th tomcatconf.Thread
+	var vol, invol int64
+	for _, x := range c.Threads {
+		if x.TID == tid {
+			th = x
+		}
+		vol += x.VoluntarySwitches
+		invol += x.InvoluntarySwitches
+	}
+	require.Equal(t, tid, th.TID, "the sleeping thread is in the census")
+	assert.GreaterOrEqual(t, th.VoluntarySwitches, int64(20), "20 sleeps, 20 waits at least")
+	var pvol, pinvol int64
+	for _, p := range c.Pools {
+		pvol += p.VoluntarySwitches
+		pinvol += p.InvoluntarySwitches
+	}
+	assert.Equal(t, vol, pvol)
+	assert.Equal(t, invol, pinvol)
+
+	other := before
+	other.PID++
+	_, err = after.CensusSince(other, nil)
+	assert.ErrorContains(t, err, "want one process, in order")
+	_, err = before.CensusSince(after, nil)
+	assert.ErrorContains(t, err, "want one process, in order")
+}
+
 func TestTakeCensusNoProcess(t *testing.T) {
 	_, err := tomcatconf.TakeCensus(context.Background(), 6083, time.Millisecond, &tomcatconf.CensusOptions{Root: "/"})
 	if err == nil {

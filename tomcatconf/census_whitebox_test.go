@@ -80,6 +80,33 @@ func TestIntervalTicks(t *testing.T) {
 	assert.Equal(t, time.Duration(math.MaxInt64), procstat.Ticks(math.MaxInt64))
 }
 
+func TestParseSwitches(t *testing.T) {
+	self, err := os.ReadFile("/proc/thread-self/status")
+	require.NoError(t, err)
+	vol, invol, err := parseSwitches(self)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, vol+invol, int64(0))
+	vol, invol, err = parseSwitches([]byte("Name:\tjava\nvoluntary_ctxt_switches:\t1234\nnonvoluntary_ctxt_switches:\t56\n"))
+	require.NoError(t, err)
+	assert.Equal(t, [2]int64{1234, 56}, [2]int64{vol, invol})
+	_, _, err = parseSwitches([]byte("voluntary_ctxt_switches:\tmany\nnonvoluntary_ctxt_switches:\t1\n"))
+	assert.ErrorContains(t, err, `voluntary_ctxt_switches "many": want a count`)
+	_, _, err = parseSwitches([]byte("Name:\tjava\n"))
+	assert.ErrorContains(t, err, "no voluntary_ctxt_switches")
+}
+
+func TestIntervalSwitches(t *testing.T) {
+	vol, invol := intervalSwitches(taskStat{vol: 10, invol: 2}, taskStat{vol: 25, invol: 3})
+	assert.Equal(t, [2]int64{15, 1}, [2]int64{vol, invol})
+	// New thread, reused TID, unknown: from zero, from zero, none.
+	vol, invol = intervalSwitches(taskStat{}, taskStat{vol: 7, invol: 1})
+	assert.Equal(t, [2]int64{7, 1}, [2]int64{vol, invol})
+	vol, invol = intervalSwitches(taskStat{vol: 900, invol: 9}, taskStat{vol: 5, invol: 9})
+	assert.Equal(t, [2]int64{5, 9}, [2]int64{vol, invol})
+	vol, invol = intervalSwitches(taskStat{vol: 1, invol: 1}, taskStat{vol: -1, invol: -1})
+	assert.Equal(t, [2]int64{0, 0}, [2]int64{vol, invol})
+}
+
 func TestParseOpenFiles(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "tomcat10-root", "proc", "6083", "limits"))
 	require.NoError(t, err)
@@ -125,6 +152,19 @@ func FuzzParseThreadDump(f *testing.F) {
 			for tid := range names {
 				assert.Positive(t, tid)
 			}
+		}
+	})
+}
+
+func FuzzParseSwitches(f *testing.F) {
+	if self, err := os.ReadFile("/proc/self/status"); err == nil {
+		f.Add(self)
+	}
+	f.Add([]byte("voluntary_ctxt_switches:\t1\nnonvoluntary_ctxt_switches:\t2\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		vol, invol, err := parseSwitches(data)
+		if err == nil && (vol < 0 || invol < 0) {
+			t.Fatalf("negative switches %d %d from %q", vol, invol, data)
 		}
 	})
 }

@@ -65,13 +65,15 @@
 //
 // # Thread census
 //
-// TakeCensus reads /proc/PID/task/TID/stat twice (thread name, utime +
-// stime), /proc/PID/status (Cpus_allowed_list) and
+// TakeCensus reads /proc/PID/task/TID/stat and status twice (thread name,
+// utime + stime, context switches), /proc/PID/status (Cpus_allowed_list) and
 // /sys/devices/system/cpu/online, and groups threads into Tomcat's pools:
 // http-nio-PORT-exec-N workers, the -Poller and -Acceptor, shared
 // Executor workers (tomcat-exec-N), GC, JIT compiler and other JVM
 // threads. The kernel keeps only 15 bytes of a name ("http-nio-8080-e");
 // JavaThreadNames reads the full names from `jcmd PID Thread.print`.
+// ReadThreads and CensusSince do the same from two readings a caller
+// takes around its own measurement, with no wait of their own.
 // Census.Recommend sizes maxThreads as the Arm Neoverse Tomcat tuning
 // guide reasons: CPUs available to the JVM minus the busy non-worker
 // threads (the Poller).

@@ -132,7 +132,7 @@ func (m *JITMeter) CompilerShare() (float64, error) {
 // read takes one reading: the compiler threads first, then the process,
 // so that the process's total is never behind its threads'.
 func (m *JITMeter) read() (jitReading, error) {
-	tasks, err := readTasks(m.root, m.pid)
+	tasks, err := readTasks(m.root, m.pid, false)
 	if err != nil {
 		return jitReading{}, err
 	}
