@@ -1,0 +1,143 @@
+//go:build linux
+
+package study
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/numa"
+	"github.com/nettune/nettune/tomcatconf"
+	"github.com/nettune/nettune/tomcatconf/hsperf"
+)
+
+// systemCostServer serves a small page on 127.0.0.1; while heavy is set
+// each request first reads 1 MiB from /dev/zero four times: system CPU
+// (the kernel clears the pages it copies out) of a known kind on every
+// request, and next to no user CPU.
+func systemCostServer(t *testing.T, heavy *atomic.Bool) string {
+	t.Helper()
+	zero, err := os.Open("/dev/zero")
+	require.NoError(t, err)
+	t.Cleanup(func() { zero.Close() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if heavy.Load() {
+			buf := make([]byte, 1<<20)
+			for range 4 {
+				_, _ = zero.Read(buf)
+			}
+		}
+		_, _ = w.Write([]byte("Hello World!"))
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return "http://" + ln.Addr().String() + "/"
+}
+
+// TestWhyKnownSystemCost: the reason line of a step that takes a known
+// system-CPU cost off every request names system CPU, down; and a step
+// that puts it back names it up. The cost probe reads this process (the
+// server and the load generator in one) on every online CPU.
+func TestWhyKnownSystemCost(t *testing.T) {
+	var heavy atomic.Bool
+	url := systemCostServer(t, &heavy)
+	topo, err := numa.NewDefault().Topology()
+	require.NoError(t, err)
+	probe := costProbe{numa: numa.NewDefault(), pid: os.Getpid(), cpus: topo.Online}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	measure := func(h bool) StepCost {
+		heavy.Store(h)
+		a := probe.read()
+		c, err := loadgen.MeasureCapacity(ctx, loadgen.Config{URL: url, Connections: 4, Duration: 700 * time.Millisecond},
+			&loadgen.CapacityOptions{Rate: 1e6, Repeat: 2})
+		require.NoError(t, err)
+		return costOf(a, probe.read(), c, probe.cpus)
+	}
+	withCost, without, again := measure(true), measure(false), measure(true)
+	for _, s := range []StepCost{withCost, without, again} {
+		require.Positive(t, s.Requests)
+		require.Positive(t, s.CPU.CPUs)
+		// What could not be read: this process is no JVM.
+		assert.Len(t, s.Missing, 2, "%q", s.Missing)
+		assert.Contains(t, strings.Join(s.Missing, "\n"), hsperf.ErrNoCounters.Error())
+		assert.Nil(t, s.JVM)
+		assert.Positive(t, s.ITR())
+		assert.GreaterOrEqual(t, s.CPU.Total(), s.CPU.Busy())
+	}
+	t.Logf("system µs per request: %.1f, %.1f, %.1f; ITR %.0f, %.0f, %.0f", withCost.perRequest(withCost.System),
+		without.perRequest(without.System), again.perRequest(again.System), withCost.ITR(), without.ITR(), again.ITR())
+	down, up := whyOf(withCost, without), whyOf(without, again)
+	t.Logf("why: %q, then %q", down, up)
+	assert.Regexp(t, `^system CPU −\d+ % per request \(`, down)
+	assert.Regexp(t, `^system CPU \+\d+(\.\d)?(×| %) per request \(`, up)
+	assert.Greater(t, withCost.perRequest(withCost.System), 2*without.perRequest(without.System), "4 MiB from /dev/zero costs more than a request")
+}
+
+// TestWhyOfValues: the reason names the state whose time per request
+// moved most, says a GC pause or switch count that moved by more than
+// half, and is empty without a CPU split.
+func TestWhyOfValues(t *testing.T) {
+	us := time.Microsecond
+	cost := func(user, sys, irq, idle time.Duration, gc time.Duration, switches int64) StepCost {
+		s := StepCost{Requests: 1000, User: 1000 * user, System: 1000 * sys, Voluntary: switches,
+			CPU: numa.CPUSplit{CPUs: 1, User: 1000 * user, System: 1000 * sys, SoftIRQ: 1000 * irq, Idle: 1000 * idle}}
+		if gc >= 0 {
+			s.JVM = &hsperf.Figures{Collectors: []hsperf.Collector{{Name: "G1 young collection pauses", Collections: 3, Time: gc}}}
+		}
+		return s
+	}
+	base := cost(40*us, 30*us, 5*us, 5*us, 2*time.Millisecond, 2000)
+	for _, tt := range []struct {
+		name string
+		cur  StepCost
+		want string
+	}{
+		{"access log off", cost(38*us, 20*us, 5*us, 5*us, 2*time.Millisecond, 1900), "system CPU −33 % per request (30 → 20 µs of 80 → 68); context switches"},
+		{"more GC", cost(52*us, 30*us, 5*us, 5*us, 6*time.Millisecond, 2000), "user CPU +30 % per request (40 → 52 µs of 80 → 92); GC pause +3.0×"},
+		{"idle CPUs", cost(40*us, 30*us, 5*us, 25*us, -1, 2000), "idle CPU +5.0× per request (5.0 → 25 µs of 80 → 100)"},
+		{"nothing moved", base, "user CPU ±0 % per request (40 → 40 µs of 80 → 80)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := whyOf(base, tt.cur)
+			if strings.HasSuffix(tt.want, "context switches") {
+				assert.Equal(t, tt.want[:strings.Index(tt.want, ";")], got)
+				return
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+	assert.Empty(t, whyOf(StepCost{}, base))
+	assert.Empty(t, whyOf(base, StepCost{Requests: 10}))
+}
+
+// TestCostOfCensus: a reading of a JVM's threads (here this process)
+// gives pools and switches; a restart between the readings (another PID)
+// is named, not counted.
+func TestCostOfCensus(t *testing.T) {
+	a, err := tomcatconf.ReadThreads(os.Getpid(), nil)
+	require.NoError(t, err)
+	time.Sleep(20 * time.Millisecond)
+	b, err := tomcatconf.ReadThreads(os.Getpid(), nil)
+	require.NoError(t, err)
+	s := costOf(serverReading{threads: a}, serverReading{threads: b}, &loadgen.Capacity{}, numa.CPUs(0))
+	assert.NotEmpty(t, s.Pools)
+	assert.Empty(t, s.Missing)
+	other := a
+	other.PID = 1
+	s = costOf(serverReading{threads: other}, serverReading{threads: b}, &loadgen.Capacity{}, numa.CPUs(0))
+	assert.Empty(t, s.Pools)
+	assert.Contains(t, strings.Join(s.Missing, ""), "want one process")
+}
