@@ -159,6 +159,7 @@ func (c *RestartChange) Undo(ctx context.Context) error {
 		return errors.New("tomcatconf: restart record has no home or base")
 	}
 	in := c.Instance
+	in.CPUs = nil // as found: on the CPUs this process may use
 	if _, err := in.StopAll(ctx, nil); err != nil {
 		return err
 	}

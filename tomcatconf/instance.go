@@ -141,8 +141,15 @@ type Instance struct {
 	PIDFile string `json:"pid_file,omitempty"` // CATALINA_PID with Daemon; default Base/temp/catalina.pid
 	// NoFile is the open-files limit for the JVM. Default 0: 65535, the
 	// Arm Neoverse Tomcat tuning guide's ulimit -n.
-	NoFile uint64   `json:"nofile,omitempty"`
-	Env    []string `json:"env,omitempty"` // extra environment (JAVA_OPTS, CATALINA_OPTS, JAVA_HOME), added to the process's
+	NoFile uint64 `json:"nofile,omitempty"`
+	// CPUs, when set, are the CPUs a foreground start (not Daemon) runs
+	// its command on from the first instruction: the JVM sizes itself
+	// (its collector, its GC and compiler thread counts) by the CPUs it
+	// sees at start, so a JVM pinned only once started keeps the choices
+	// of the CPUs it was launched on. Default: the CPUs this process may
+	// use.
+	CPUs []int    `json:"cpus,omitempty"`
+	Env  []string `json:"env,omitempty"` // extra environment (JAVA_OPTS, CATALINA_OPTS, JAVA_HOME), added to the process's
 	// Runner runs catalina.sh start (Daemon) and catalina.sh stop.
 	// Default nil: run them on this host.
 	Runner Runner `json:"-"`
@@ -466,6 +473,16 @@ func (in *Instance) startChild(ctx context.Context, a Account, nofile uint64, di
 			// with it).
 			setPdeathsig(cmd.SysProcAttr)
 			runtime.LockOSThread()
+		}
+		if len(in.CPUs) > 0 {
+			// The child inherits the forking thread's affinity: fork from
+			// a thread of its own set to the CPUs; it ends with the
+			// goroutine, locked, and no other goroutine runs on it.
+			runtime.LockOSThread()
+			if err := setThreadCPUs(in.CPUs); err != nil {
+				started <- fmt.Errorf("run on CPUs %v: %w", in.CPUs, err)
+				return
+			}
 		}
 		if err := rlimit.WithNoFile(nofile, cmd.Start); err != nil {
 			started <- err

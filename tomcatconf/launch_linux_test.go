@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/nettune/nettune/tomcatconf"
 )
@@ -375,4 +377,41 @@ func TestAccountFromOwners(t *testing.T) {
 	in.User = "no-such-user-nettune"
 	_, err = in.Account()
 	require.ErrorContains(t, err, `tomcatconf: user "no-such-user-nettune"`)
+}
+
+// TestStartOnCPUs: a foreground start with CPUs runs its command on them
+// from the start (what a JVM sizes itself by), and this process keeps its
+// own CPUs.
+func TestStartOnCPUs(t *testing.T) {
+	var mine unix.CPUSet
+	require.NoError(t, unix.SchedGetaffinity(0, &mine))
+	if mine.Count() < 2 {
+		t.Skip("skipped: this process may use one CPU; nothing to narrow")
+	}
+	first := -1
+	for c := 0; first < 0; c++ {
+		if mine.IsSet(c) {
+			first = c
+		}
+	}
+	in := standInInstance(t, 0)
+	in.CPUs = []int{first}
+	res, err := in.Start(context.Background(), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = in.Stop(context.Background(), nil) })
+	var child unix.CPUSet
+	require.NoError(t, unix.SchedGetaffinity(res.PID, &child))
+	assert.Equal(t, 1, child.Count(), "the JVM's CPUs from its start")
+	assert.True(t, child.IsSet(first))
+	for range 50 { // on every thread this process has
+		var now unix.CPUSet
+		require.NoError(t, unix.SchedGetaffinity(0, &now))
+		require.Equal(t, mine, now, "this process's CPUs are its own")
+		runtime.Gosched()
+	}
+
+	bad := standInInstance(t, 0)
+	bad.CPUs = []int{4096}
+	_, err = bad.Start(context.Background(), nil)
+	assert.ErrorContains(t, err, "run on CPUs [4096]: CPU 4096 out of range")
 }
