@@ -303,3 +303,70 @@ func fmtMicros(us float64) string {
 	}
 	return fmt.Sprintf("%.0f", us)
 }
+
+// Text is the cost in one line: the JVM's CPU per request, the CPUs'
+// idle and interrupt shares, ITR, the collections, the switches and the
+// generator's CPU; then what could not be read.
+func (s StepCost) Text() string {
+	if s.Requests == 0 {
+		return "cost: no request completed"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "cost: %s µs user + %s µs system per request", fmtMicros(s.perRequest(s.User)), fmtMicros(s.perRequest(s.System)))
+	if s.CPU.CPUs > 0 {
+		fmt.Fprintf(&b, " on %d %s (%.0f %% idle, %.0f %% interrupts); %.0f requests per busy CPU-second",
+			s.CPU.CPUs, plural(s.CPU.CPUs, "CPU", "CPUs"), 100*s.CPU.Share(s.CPU.Idle), 100*s.CPU.Share(s.CPU.IRQ+s.CPU.SoftIRQ), s.ITR())
+	}
+	if s.JVM != nil {
+		n, pause := s.JVM.GC()
+		fmt.Fprintf(&b, "; %d GC, %s paused", n, loadgen.FormatDuration(pause))
+	}
+	fmt.Fprintf(&b, "; %.2f context switches per request", float64(s.Voluntary+s.Involuntary)/float64(s.Requests))
+	if s.Generator.Wall > 0 {
+		fmt.Fprintf(&b, "; load generator %.0f %% of %g %s", s.Generator.Percent(), s.Generator.Cores(), plural(int(math.Ceil(s.Generator.Cores())), "core", "cores"))
+	}
+	if len(s.Missing) > 0 {
+		fmt.Fprintf(&b, " (not read: %s)", strings.Join(dedupe(s.Missing), "; "))
+	}
+	return b.String()
+}
+
+// dedupe keeps the first of equal strings, in order.
+func dedupe(ss []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// plural is one for n == 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Why is the reason line of the measured step name against the measured
+// step before it (whyOf of their costs); "" for the first, or when
+// either has no cost.
+func (res Results) Why(name string) string {
+	prev := ""
+	for _, m := range res.Measured {
+		if m.Name == name {
+			break
+		}
+		prev = m.Name
+	}
+	a, okA := res.Costs[prev]
+	b, okB := res.Costs[name]
+	if prev == "" || !okA || !okB {
+		return ""
+	}
+	return whyOf(a, b)
+}

@@ -141,3 +141,32 @@ func TestCostOfCensus(t *testing.T) {
 	assert.Empty(t, s.Pools)
 	assert.Contains(t, strings.Join(s.Missing, ""), "want one process")
 }
+
+// TestDocumentCost: -json carries each measured step's warm-up, cost and
+// reason; the reason compares a step with the one measured before it.
+func TestDocumentCost(t *testing.T) {
+	o := DefaultOptions()
+	o.Apply = true
+	res := realisticResults(t)
+	doc := DocumentOf(o, res)
+	byName := map[string]StepJSON{}
+	for _, st := range doc.Steps {
+		byName[st.Step] = st
+	}
+	base, al := byName["baseline"], byName[StepAccessLog]
+	require.NotNil(t, base.Cost)
+	require.NotNil(t, al.Cost)
+	assert.Empty(t, base.Why, "nothing before the baseline")
+	assert.Equal(t, "system CPU −39 % per request (11 → 6.9 µs of 33 → 29)", al.Why)
+	assert.Equal(t, whyOf(res.Costs["baseline"], res.Costs[StepAccessLog]), al.Why)
+	assert.InDelta(t, 22.0/1952000*1000, base.Cost.SystemPerRequest, 1e-9, "ms per request")
+	assert.InDelta(t, 100*22.0/64, base.Cost.CPU.System, 1e-9)
+	require.NotNil(t, base.Cost.JVM)
+	assert.Equal(t, int64(40), base.Cost.JVM.Collections)
+	assert.InDelta(t, 120.0, base.Cost.JVM.Pause, 1e-9)
+	assert.Nil(t, byName[StepThreads].Cost, "a step without a cost has none")
+	require.NotNil(t, base.WarmUp)
+	assert.Len(t, base.WarmUp.Runs, 3)
+	assert.InDelta(t, 31.0, *base.WarmUp.Runs[0].CompilerShare, 1e-9)
+	assert.Nil(t, al.WarmUp)
+}

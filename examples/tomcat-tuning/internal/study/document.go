@@ -96,6 +96,101 @@ type StepJSON struct {
 	// GuideVsPrevious is the Arm guide's own change for this step against
 	// the one before (its wrk2 runs); absent for steps it does not report.
 	GuideVsPrevious *float64 `json:"guide_vs_previous_percent,omitempty"`
+	// WarmUp is the step's warm-up; absent without one.
+	WarmUp *WarmUpJSON `json:"warm_up,omitempty"`
+	// Cost is where Tomcat's time went in the step's capacity runs;
+	// absent without a JVM to read.
+	Cost *CostJSON `json:"cost,omitempty"`
+	// Why is the figure of Cost that moved most against the step before
+	// (whyOf); absent for the first measured step.
+	Why string `json:"why,omitempty"`
+}
+
+// WarmUpJSON is a step's warm-up: each run's rate and JIT compiler share,
+// and whether it settled.
+type WarmUpJSON struct {
+	Runs []WarmUpRunJSON `json:"runs"`
+	// Loaded is the warm-up's load in all, in ms.
+	Loaded int64 `json:"loaded_ms"`
+	// Stable: the rate stopped climbing; Settled: and the JIT compilers
+	// were quiet.
+	Stable  bool `json:"stable"`
+	Settled bool `json:"settled"`
+}
+
+// WarmUpRunJSON is one warm-up run.
+type WarmUpRunJSON struct {
+	Duration int64   `json:"duration_ms"`
+	Rate     float64 `json:"rate_rps"`
+	// CompilerShare is the JIT compilers' share of the JVM's CPU over the
+	// run, in percent; absent when not measured.
+	CompilerShare *float64 `json:"compiler_share_percent,omitempty"`
+}
+
+// CostJSON is a StepCost: per request in ms, shares in percent.
+type CostJSON struct {
+	Requests uint64 `json:"requests"`
+	Interval int64  `json:"interval_ms"`
+	// UserPerRequest and SystemPerRequest are the JVM's own CPU time
+	// per request.
+	UserPerRequest   float64 `json:"jvm_user_per_request_ms"`
+	SystemPerRequest float64 `json:"jvm_system_per_request_ms"`
+	// CPUs is how many CPUs Tomcat had and CPU their time's split.
+	CPUs int           `json:"tomcat_cpus"`
+	CPU  *CPUSplitJSON `json:"cpu_percent,omitempty"`
+	// ITR is requests per busy CPU-second of Tomcat's CPUs.
+	ITR float64 `json:"itr_rps"`
+	// Voluntary and Involuntary are the JVM threads' context switches.
+	Voluntary   int64      `json:"voluntary_switches"`
+	Involuntary int64      `json:"involuntary_switches"`
+	Pools       []PoolJSON `json:"pools"`
+	// JVM is from the JVM's own counters; absent without them.
+	JVM *JVMJSON `json:"jvm,omitempty"`
+	// QueueInterrupts counts each NIC queue's interrupts, by name.
+	QueueInterrupts map[string]uint64 `json:"queue_interrupts,omitempty"`
+	// GeneratorCPU is the load generator's CPU, in percent of
+	// GeneratorCores.
+	GeneratorCPU   float64 `json:"generator_cpu_percent"`
+	GeneratorCores float64 `json:"generator_cores"`
+	// Missing names what could not be read.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// CPUSplitJSON is each state's share of Tomcat's CPUs' time, in percent.
+type CPUSplitJSON struct {
+	User    float64 `json:"user"`
+	System  float64 `json:"system"`
+	IRQ     float64 `json:"irq"`
+	SoftIRQ float64 `json:"softirq"`
+	Steal   float64 `json:"steal"`
+	Idle    float64 `json:"idle"`
+}
+
+// PoolJSON is a thread pool's CPU and switches.
+type PoolJSON struct {
+	Pool        string  `json:"pool"`
+	Kind        string  `json:"kind"`
+	Threads     int     `json:"threads"`
+	CPU         float64 `json:"cpu_ms"`
+	Voluntary   int64   `json:"voluntary_switches"`
+	Involuntary int64   `json:"involuntary_switches"`
+}
+
+// JVMJSON is the JVM's collections, compilation and safepoints.
+type JVMJSON struct {
+	Collectors    []CollectorJSON `json:"collectors"`
+	Collections   int64           `json:"gc_collections"`
+	Pause         float64         `json:"gc_pause_ms"`
+	Compile       float64         `json:"compile_ms"`
+	Safepoints    int64           `json:"safepoints"`
+	SafepointTime float64         `json:"safepoint_ms"`
+}
+
+// CollectorJSON is one collector's collections and pause time.
+type CollectorJSON struct {
+	Name        string  `json:"name"`
+	Collections int64   `json:"collections"`
+	Pause       float64 `json:"pause_ms"`
 }
 
 // CapacityJSON is a capacity: the achieved rate of repeated saturating
@@ -267,6 +362,7 @@ func DocumentOf(o Options, res Results) Document {
 		case ok:
 			st.Status, st.LoadBound = StatusMeasured, res.LoadBound[name]
 			measuredOf(&st, r, name != cmp.Rows[0].Name)
+			st.WarmUp, st.Cost, st.Why = warmUpJSONOf(res.WarmUps[name]), costJSONOf(res.Costs, name), res.Why(name)
 		case applied && res.Baseline[name] && baseOK:
 			st.Status, st.MeasuredIn = StatusMeasured, "baseline"
 		case sr == nil || sr.Status == tuning.StatusFailed || applied:
@@ -283,6 +379,52 @@ func DocumentOf(o Options, res Results) Document {
 		add(res.Steps[i].Name, &res.Steps[i])
 	}
 	return doc
+}
+
+// ms is d in milliseconds, to the nanosecond.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func warmUpJSONOf(wu *loadgen.WarmUpResult) *WarmUpJSON {
+	if wu == nil {
+		return nil
+	}
+	j := &WarmUpJSON{Loaded: wu.Loaded.Milliseconds(), Stable: wu.Stable, Settled: wu.Settled, Runs: []WarmUpRunJSON{}}
+	for _, r := range wu.Runs {
+		rj := WarmUpRunJSON{Duration: r.Duration.Milliseconds(), Rate: r.Rate}
+		if r.JIT {
+			share := 100 * r.CompilerShare
+			rj.CompilerShare = &share
+		}
+		j.Runs = append(j.Runs, rj)
+	}
+	return j
+}
+
+func costJSONOf(costs map[string]StepCost, name string) *CostJSON {
+	s, ok := costs[name]
+	if !ok {
+		return nil
+	}
+	j := &CostJSON{Requests: s.Requests, Interval: s.Interval.Milliseconds(), UserPerRequest: s.perRequest(s.User) / 1000,
+		SystemPerRequest: s.perRequest(s.System) / 1000, CPUs: s.CPU.CPUs, ITR: s.ITR(), Voluntary: s.Voluntary,
+		Involuntary: s.Involuntary, Pools: []PoolJSON{}, QueueInterrupts: s.QueueIRQs, GeneratorCPU: s.Generator.Percent(),
+		GeneratorCores: s.Generator.Cores(), Missing: dedupe(s.Missing)}
+	if c := s.CPU; c.Total() > 0 {
+		pct := func(d time.Duration) float64 { return 100 * c.Share(d) }
+		j.CPU = &CPUSplitJSON{User: pct(c.User), System: pct(c.System), IRQ: pct(c.IRQ), SoftIRQ: pct(c.SoftIRQ), Steal: pct(c.Steal), Idle: pct(c.Idle)}
+	}
+	for _, p := range s.Pools {
+		j.Pools = append(j.Pools, PoolJSON{Pool: p.Pool, Kind: p.Kind, Threads: p.Threads, CPU: ms(p.CPU), Voluntary: p.VoluntarySwitches, Involuntary: p.InvoluntarySwitches})
+	}
+	if f := s.JVM; f != nil {
+		n, pause := f.GC()
+		jj := &JVMJSON{Collections: n, Pause: ms(pause), Compile: ms(f.Compile), Safepoints: f.Safepoints, SafepointTime: ms(f.SafepointTime), Collectors: []CollectorJSON{}}
+		for _, c := range f.Collectors {
+			jj.Collectors = append(jj.Collectors, CollectorJSON{Name: c.Name, Collections: c.Collections, Pause: ms(c.Time)})
+		}
+		j.JVM = jj
+	}
+	return j
 }
 
 // measuredOf fills a measured step's figures from its row; compared is

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nettune/nettune/internal/cpuset"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/nic"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
 )
@@ -44,6 +45,11 @@ func (r *run) measure(ctx context.Context, name, target string, pid int) (loadge
 		}
 	}
 	wo, reportWarmUp := r.warmUpOptions(pid)
+	probe := r.costProbe(pid)
+	var start serverReading
+	if probe != nil {
+		start = probe.read()
+	}
 	opts := &loadgen.StepOptions{
 		Name:        name,
 		SkipWarmUp:  r.o.WarmUp == 0,
@@ -53,8 +59,17 @@ func (r *run) measure(ctx context.Context, name, target string, pid int) (loadge
 		PID:         pid,
 		CPUs:        r.place.Tomcat.Len(),
 		Run:         r.runLoad,
-		OnWarmUp:    func(wu *loadgen.WarmUpResult) { reportWarmUp(name, wu) },
+		OnWarmUp: func(wu *loadgen.WarmUpResult) {
+			reportWarmUp(name, wu)
+			r.warmUps[name] = wu
+			if probe != nil {
+				start = probe.read()
+			}
+		},
 		OnCapacity: func(c *loadgen.Capacity) {
+			if probe != nil {
+				r.costs[name] = costOf(start, probe.read(), c, probe.cpus)
+			}
 			runs := make([]float64, len(c.Runs))
 			for i, res := range c.Runs {
 				runs[i] = res.AchievedRate
@@ -91,7 +106,26 @@ func (r *run) measure(ctx context.Context, name, target string, pid int) (loadge
 	if why := r.bound[name]; why != "" {
 		fmt.Fprintf(r.log, "%s: %s: the load generator, not Tomcat, limited this step's figure\n", name, why)
 	}
+	if c, ok := r.costs[name]; ok {
+		fmt.Fprintf(r.log, "%s: %s\n", name, c.Text())
+	}
 	return m, nil
+}
+
+// costProbe is how a step's cost is read around its capacity runs: the
+// JVM pid on Tomcat's CPUs, with its NIC's queue interrupts when the NIC
+// has a device; nil without a JVM.
+func (r *run) costProbe(pid int) *costProbe {
+	if pid <= 0 {
+		return nil
+	}
+	p := &costProbe{numa: r.numa, pid: pid, cpus: r.place.Tomcat}
+	if n := r.h.NIC; n.Name != "" && !n.Virtual {
+		if c, err := nic.New(&nic.Options{Root: n.Root}); err == nil {
+			p.nic, p.iface = c, n.Name
+		}
+	}
+	return p
 }
 
 // warmUpOptions are the warm-up options of a measurement of the JVM pid

@@ -9,6 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/numa"
+	"github.com/nettune/nettune/tomcatconf"
+	"github.com/nettune/nettune/tomcatconf/hsperf"
 	"github.com/nettune/nettune/tuning"
 )
 
@@ -39,6 +42,21 @@ func figuresAt(name string, capacity float64, p99 time.Duration) loadgen.StepFig
 // (244k → 272k → 358k → 379k), the threads step searched (its setting in
 // the row), a load-bound nic-queues, an unsettled baseline, a load
 // sizing that did not saturate, errors, and the drift guard.
+// realisticCosts are the costs of the baseline and the access-log step
+// on 8 CPUs: the access log's writes are system CPU.
+func realisticCosts() map[string]StepCost {
+	cost := func(requests uint64, user, sys time.Duration, gc int64) StepCost {
+		return StepCost{Requests: requests, Interval: 8 * time.Second, User: user, System: sys, Voluntary: 900000, Involuntary: 4000,
+			CPU:   numa.CPUSplit{CPUs: 8, Interval: 8 * time.Second, User: user, System: sys, SoftIRQ: 3 * time.Second, Idle: 64*time.Second - user - sys - 3*time.Second},
+			Pools: []tomcatconf.Pool{{Pool: "http-nio-8080", Kind: "exec", Threads: 7, CPU: user + sys, VoluntarySwitches: 890000, InvoluntarySwitches: 3900}},
+			JVM: &hsperf.Figures{Collectors: []hsperf.Collector{{Name: "G1 young collection pauses", Collections: gc, Time: time.Duration(gc) * 3 * time.Millisecond}},
+				Compile: 40 * time.Millisecond, Safepoints: gc + 2, SafepointTime: time.Duration(gc) * 3 * time.Millisecond, Threads: 41},
+			QueueIRQs: map[string]uint64{"eth0-TxRx-0": 410000, "eth0-TxRx-1": 398000},
+			Generator: loadgen.GeneratorUse{CPU: 6 * time.Second, Wall: 8 * time.Second, CPUs: 8}}
+	}
+	return map[string]StepCost{"baseline": cost(1952000, 31*time.Second, 22*time.Second, 40), StepAccessLog: cost(2176000, 33*time.Second, 15*time.Second, 44)}
+}
+
 func realisticResults(t *testing.T) Results {
 	t.Helper()
 	base := figuresAt("baseline", 244000, 12*time.Millisecond)
@@ -74,6 +92,11 @@ func realisticResults(t *testing.T) Results {
 		Baseline:  map[string]bool{StepIOMMU: true, StepCPUs: true, StepOpenFiles: true},
 		LoadBound: map[string]string{StepNICQueues: "load-bound: client CPU 97 % of 2 cores, lag p99 12ms, 50580 due never sent (capacity run 2)"},
 		Alpha:     0.05,
+		Costs:     realisticCosts(),
+		WarmUps: map[string]*loadgen.WarmUpResult{"baseline": {Rates: []float64{150000, 230000, 241000}, Loaded: 6 * time.Second, Runs: []loadgen.WarmUpRun{
+			{Index: 1, Duration: 2 * time.Second, Rate: 150000, CompilerShare: 0.31, JIT: true},
+			{Index: 2, Duration: 2 * time.Second, Rate: 230000, CompilerShare: 0.08, JIT: true},
+			{Index: 3, Duration: 2 * time.Second, Rate: 241000, CompilerShare: 0.04, JIT: true}}}},
 		Again:     &again,
 		Searches:  []Search{search},
 		CPUMethod: CPUMethodChoice{Requested: MethodAuto, Chosen: MethodHotplug, Why: "the load runs on -load-host's clients, as the guide's wrk2 does"},

@@ -60,6 +60,19 @@ func (r Results) LoadBoundText() string {
 	return b.String()
 }
 
+// WhyText is the reason line of each measured step with a cost against
+// the one measured before it ("why access-log: system CPU −21 % per
+// request (…)"); "" when none has one.
+func (r Results) WhyText() string {
+	var b strings.Builder
+	for _, m := range r.Measured {
+		if why := r.Why(m.Name); why != "" {
+			fmt.Fprintf(&b, "why %s: %s\n", m.Name, why)
+		}
+	}
+	return b.String()
+}
+
 // WriteOutputs writes -json (DocumentOf) and -plot (capacity bars).
 func WriteOutputs(o Options, res Results) error {
 	if o.JSONFile != "" {

@@ -57,6 +57,11 @@ type Results struct {
 	SharedCPUs string
 	// CPUMethod is how Tomcat's CPUs were restricted, and why.
 	CPUMethod CPUMethodChoice
+	// Costs are where Tomcat's time went in each measured step's capacity
+	// runs, and WarmUps each one's warm-up, by step name; a step without
+	// a JVM to read has no cost.
+	Costs   map[string]StepCost
+	WarmUps map[string]*loadgen.WarmUpResult
 	// Load is the load sizing of the baseline; nil when -connections
 	// was given (or nothing was measured).
 	Load *LoadSizing
@@ -106,7 +111,11 @@ type run struct {
 	place    Placement
 	measured []loadgen.StepFigures
 	bound    map[string]string
-	jvmPID   int
+	// costs and warmUps are each measured step's cost and warm-up, by
+	// the name it was measured under.
+	costs   map[string]StepCost
+	warmUps map[string]*loadgen.WarmUpResult
+	jvmPID  int
 	// pinLoad pins this process (the local load generator) to
 	// place.Load before each measurement.
 	pinLoad bool
@@ -124,7 +133,8 @@ type run struct {
 }
 
 func newRun(h Host, o Options, log io.Writer) *run {
-	r := &run{h: h, o: o, log: log, numa: numa.NewDefault(), findings: &Findings{}, place: InitialPlacement(h, o), bound: map[string]string{}}
+	r := &run{h: h, o: o, log: log, numa: numa.NewDefault(), findings: &Findings{}, place: InitialPlacement(h, o), bound: map[string]string{},
+		costs: map[string]StepCost{}, warmUps: map[string]*loadgen.WarmUpResult{}}
 	if h.Tomcat.Instance != nil {
 		r.tomcat = &tomcatconf.RestartChange{Instance: *h.Tomcat.Instance, ReadyURL: h.NIC.URL}
 	}
@@ -170,7 +180,8 @@ func Plan(ctx context.Context, h Host, o Options, log io.Writer) (Results, error
 	if err != nil {
 		return Results{}, err
 	}
-	return Results{Measured: []loadgen.StepFigures{m}, LoadBound: r.bound, CPUMethod: h.CPUs.Choice, Load: r.sizing}, nil
+	return Results{Measured: []loadgen.StepFigures{m}, LoadBound: r.bound, CPUMethod: h.CPUs.Choice, Load: r.sizing,
+		Costs: r.costs, WarmUps: r.warmUps}, nil
 }
 
 func indent(s string) string {
@@ -425,6 +436,7 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 		}}
 	results, runErr := runner.Run(ctx, announce(log, steps))
 	res.Steps, res.Measured, res.LoadBound, res.Searches, res.Load = results, r.measured, r.bound, r.searches, r.sizing
+	res.Costs, res.WarmUps = r.costs, r.warmUps
 	if runErr == nil {
 		runErr = r.afterSteps(ctx, j, cpuHost, steps, prog, &res)
 	}
@@ -906,6 +918,14 @@ func (r *run) restart(ctx context.Context) error {
 		r.inst().NoFile = 0 // the open-files step's drop-in sets it, journaled
 	} else {
 		r.inst().NoFile = rlimit.DefaultNoFile
+	}
+	if !systemd && r.o.Method() == MethodAffinity {
+		// Launched on its CPUs, the JVM sizes its collector and its GC
+		// and compiler threads by them: pinned only once started, a
+		// baseline launched beside the load's CPUs ran G1 on 2 CPUs, and
+		// the steps after it Serial on 1.
+		r.inst().CPUs = r.place.Tomcat.IDs()
+		defer func() { r.inst().CPUs = nil }()
 	}
 	if err := r.tomcat.Apply(ctx); err != nil {
 		return err

@@ -257,6 +257,12 @@ func (r *run) search(ctx context.Context, s *Search) error {
 	} else if ch.Best != s.Rule {
 		delete(r.bound, s.Step)
 	}
+	if c, ok := r.costs[best.Figures.Name]; ok {
+		r.costs[s.Step] = c
+	}
+	if wu, ok := r.warmUps[best.Figures.Name]; ok {
+		r.warmUps[s.Step] = wu
+	}
 	r.findings.choose(s.Step, best.Value)
 	r.searches = append(r.searches, *s)
 	fmt.Fprint(r.log, s.Text())

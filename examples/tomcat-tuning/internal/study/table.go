@@ -30,6 +30,7 @@ func StepTable(o Options, res Results, wide bool) string {
 	if wide {
 		b.WriteString(cmp.Text())
 		b.WriteString(res.LoadBoundText())
+		b.WriteString(res.WhyText())
 		b.WriteString(Legend(res.Used(o), cmp))
 		if d, ok := res.Drift(); ok {
 			b.WriteString(d.Text())
@@ -37,7 +38,7 @@ func StepTable(o Options, res Results, wide bool) string {
 		return b.String()
 	}
 	b.WriteString(compactTable(cmp))
-	b.WriteString(Wrap(stepNotes(cmp)+res.LoadBoundText(), TableWidth))
+	b.WriteString(Wrap(stepNotes(cmp)+res.LoadBoundText()+res.WhyText(), TableWidth))
 	// The legend's continuation lines ("\n  ") joined, then wrapped anew.
 	legend := strings.ReplaceAll(Legend(res.Used(o), cmp), "\n  ", " ")
 	b.WriteString(Wrap(compactLegend+legend, TableWidth))

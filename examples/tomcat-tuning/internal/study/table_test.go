@@ -47,6 +47,8 @@ func TestStepTableFits(t *testing.T) {
 	assert.Contains(t, table, "every step: load sized to 1728 connections, not confirmed saturated")
 	assert.Contains(t, table, "unsettled: baseline (the warm-up ended before the JVM settled;")
 	assert.Contains(t, table, "drift: measured again, ")
+	assert.Contains(t, table, "why access-log: system CPU −39 % per request (11 → 6.9 µs of 33 → 29)\n", "each measured step's reason")
+	assert.NotContains(t, table, "why baseline")
 	assert.NotRegexp(t, `\d%`, table, "one percent format: a space before every %")
 	assert.NotContains(t, table, "numa-local", "only measured steps have a row")
 	assert.Regexp(t, `(?m)^numa-local\s+failed\s+restart Tomcat: `, out, "the failed step in the step list")
