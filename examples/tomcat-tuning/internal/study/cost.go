@@ -195,7 +195,6 @@ func (s StepCost) others() time.Duration {
 type costFigure struct {
 	name string
 	of   func(StepCost) float64
-	unit string
 }
 
 // stateFigures are where the time of Tomcat's CPUs went, per request:
@@ -204,11 +203,11 @@ type costFigure struct {
 // request, so a capacity's change is the sum of theirs; other processes'
 // time there is not the step's doing, and whyOf names it apart.
 var stateFigures = []costFigure{
-	{"user CPU", func(s StepCost) float64 { return s.perRequest(s.User) }, "µs"},
-	{"system CPU", func(s StepCost) float64 { return s.perRequest(s.System) }, "µs"},
-	{"interrupt CPU", func(s StepCost) float64 { return s.perRequest(s.CPU.IRQ + s.CPU.SoftIRQ) }, "µs"},
-	{"stolen CPU", func(s StepCost) float64 { return s.perRequest(s.CPU.Steal) }, "µs"},
-	{"idle CPU", func(s StepCost) float64 { return s.perRequest(s.CPU.Idle) }, "µs"},
+	{"user CPU", func(s StepCost) float64 { return s.perRequest(s.User) }},
+	{"system CPU", func(s StepCost) float64 { return s.perRequest(s.System) }},
+	{"interrupt CPU", func(s StepCost) float64 { return s.perRequest(s.CPU.IRQ + s.CPU.SoftIRQ) }},
+	{"stolen CPU", func(s StepCost) float64 { return s.perRequest(s.CPU.Steal) }},
+	{"idle CPU", func(s StepCost) float64 { return s.perRequest(s.CPU.Idle) }},
 }
 
 // detailFigures explain a state's move further, per 1000 requests.
@@ -219,13 +218,13 @@ var detailFigures = []costFigure{
 		}
 		_, p := s.JVM.GC()
 		return 1000 * s.perRequest(p)
-	}, "µs per 1000"},
+	}},
 	{"context switches", func(s StepCost) float64 {
 		if s.Requests == 0 {
 			return math.NaN()
 		}
 		return 1000 * float64(s.Voluntary+s.Involuntary) / float64(s.Requests)
-	}, "per 1000"},
+	}},
 }
 
 // whyOf is the reason line of a step against the previous one: the state

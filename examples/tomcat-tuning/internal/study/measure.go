@@ -47,8 +47,8 @@ func (r *run) measure(ctx context.Context, name, target string, pid int) (loadge
 	wo, reportWarmUp := r.warmUpOptions(pid)
 	probe := r.costProbe(pid)
 	var start serverReading
-	if probe != nil {
-		start = probe.read()
+	if probe != nil && r.o.WarmUp == 0 {
+		start = probe.read() // else when the warm-up ends (OnWarmUp)
 	}
 	opts := &loadgen.StepOptions{
 		Name:        name,
