@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,6 +32,10 @@ type pacedServer struct {
 	pool    chan *pacedWorker
 	mu      sync.Mutex
 	first   time.Time
+	// linger delays each response after its worker is free again: latency
+	// that costs no capacity while the connections outnumber the requests
+	// in flight.
+	linger atomic.Int64 // ns
 }
 
 type pacedWorker struct{ done time.Time }
@@ -73,6 +78,14 @@ func (s *pacedServer) serve(w http.ResponseWriter, r *http.Request) {
 		timer.Stop()
 	}
 	s.pool <- wk
+	if d := time.Duration(s.linger.Load()); d > 0 {
+		linger := time.NewTimer(d)
+		select {
+		case <-linger.C:
+		case <-r.Context().Done():
+			linger.Stop()
+		}
+	}
 	w.Write([]byte("ok"))
 }
 

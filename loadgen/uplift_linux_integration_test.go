@@ -21,6 +21,8 @@ type knobServer struct {
 	*pacedServer
 	service atomic.Int64 // ns per request
 	workers int
+	// trial is measure's run; nil is trialConfig.
+	trial func(url string) loadgen.Config
 }
 
 func startKnob(t *testing.T, workers int) *knobServer {
@@ -47,7 +49,11 @@ func (k *knobServer) measure(ctx context.Context, t *testing.T, want float64, di
 	t.Helper()
 	k.setCapacity(want)
 	for attempt := 1; attempt <= 4; attempt++ {
-		c, err := loadgen.MeasureCapacity(ctx, trialConfig(k.URL), nil)
+		cfg := trialConfig(k.URL)
+		if k.trial != nil {
+			cfg = k.trial(k.URL)
+		}
+		c, err := loadgen.MeasureCapacity(ctx, cfg, nil)
 		require.NoError(t, err)
 		if got = c.Rate.Median; got >= 0.95*want {
 			return got, true
