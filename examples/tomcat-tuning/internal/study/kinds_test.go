@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/internal/cpuset"
 	"github.com/nettune/nettune/nic"
 	"github.com/nettune/nettune/numa"
 	"github.com/nettune/nettune/tomcatconf"
@@ -78,6 +79,24 @@ func TestKindsReadInOrder(t *testing.T) {
 	assert.True(t, anyStep(steps(StepOpenFiles, StepThreads), false, func(n Needs) bool { return n.Census }))
 	assert.False(t, anyStep(steps(StepOpenFiles, StepThreads), true, func(n Needs) bool { return n.Census }), "threads is not a baseline step")
 	assert.False(t, anyStep(steps(StepAccessLog), false, func(n Needs) bool { return n.HostLock }))
+
+	// The host's lock: only a HostLock step that runs on h takes it.
+	lo := Host{CPUs: CPUs{N: 1, Tomcat: cpuset.Of(0), Online: cpuset.Of(0, 1)}, NIC: NIC{Name: "lo", Virtual: true, Node: -1}}
+	guide := steps(StepCPUs, StepOpenFiles, StepAccessLog, StepThreads, StepNICQueues, StepNUMALocal)
+	assert.False(t, hostWide(lo, o, guide), "on lo and one node, nic-queues and numa-local are skipped")
+	veth := lo
+	veth.NIC.Channels = &nic.Channels{MaxRX: 8, MaxTX: 8, RX: 8, TX: 8}
+	assert.True(t, hostWide(veth, o, guide), "a veth with 8 queues: nic-queues sets its channels")
+	assert.False(t, hostWide(veth, o, steps(StepAccessLog, StepThreads)))
+	// The guide's tree: CPUs 0-7 online, all on node 0, the NIC on node 1.
+	// By affinity numa-local has no online CPU of node 1 to move Tomcat
+	// to; by hotplug it brings eight online.
+	_, skip := NUMAPick(h, o)
+	assert.Contains(t, skip, "node 1")
+	assert.False(t, hostWide(h, o, steps(StepNUMALocal)))
+	hot := o
+	hot.CPUMethod = MethodHotplug
+	assert.True(t, hostWide(h, hot, steps(StepNUMALocal)), "by hotplug numa-local changes which CPUs are online")
 
 	o.Steps = []string{StepAccessLog, StepCPUs, StepNUMALocal}
 	p, by := placedBefore(h, o, StepNUMALocal)

@@ -580,7 +580,7 @@ func lockStudy(h Host, o Options, steps []tuning.Step) (func(), error) {
 		}
 	}
 	names := []string{name}
-	if o.Method() == MethodHotplug || anyStep(steps, false, func(n Needs) bool { return n.HostLock }) {
+	if o.Method() == MethodHotplug || hostWide(h, o, steps) {
 		names = append(names, statedir.HostLock)
 	}
 	for _, n := range names {
@@ -600,6 +600,21 @@ func lockStudy(h Host, o Options, steps []tuning.Step) (func(), error) {
 		held = append(held, l)
 	}
 	return release, nil
+}
+
+// hostWide reports whether one of steps changes host-wide state on h: a
+// HostLock step that runs here (its Measures is not 0). A nic-queues step
+// on the loopback or numa-local on one node is skipped whatever happens,
+// so a study of them does not hold back another study of another Tomcat
+// on the same host.
+func hostWide(h Host, o Options, steps []tuning.Step) bool {
+	for _, s := range steps {
+		n := kindOf(s.Name).Needs
+		if n.HostLock && (n.Measures == nil || n.Measures(h, o) > 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // setupClient puts the worker on each of -load-host's clients
