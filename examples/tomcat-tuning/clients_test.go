@@ -66,7 +66,7 @@ func twoClientsConfig(t *testing.T, cli, cli2 sshClientHost) string {
 var shardLine = regexp.MustCompile(`shards: (.*); common window ([0-9.]+)s: (\d+) responses, ([0-9.]+) req/s, merged p50 (\d+)us p99 (\d+)us`)
 var shardPart = regexp.MustCompile(`(\S+) (\d+) responses in ([0-9.]+)s \(p50 (\d+)us p99 (\d+)us\)`)
 
-// TestIntegrationStudyTwoClients runs the study with -load-host naming
+// testStudyTwoClients runs the study with -load-host naming
 // two clients, each an sshd in its own namespace over its own 8-queue
 // veth: every load runs as two shards from one shared start, each
 // client's clock offset is printed with its uncertainty, and for every
@@ -74,7 +74,7 @@ var shardPart = regexp.MustCompile(`(\S+) (\d+) responses in ([0-9.]+)s \(p50 (\
 // common window, and the merged p50/p99 lie between the shards' own.
 // Both veths carried load;
 // nothing is left on either client.
-func TestIntegrationStudyTwoClients(t *testing.T) {
+func testStudyTwoClients(t *testing.T) {
 	testutil.RequireHostTests(t)
 	testutil.StableCPUs(t)
 	bin := program(t)

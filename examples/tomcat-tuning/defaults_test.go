@@ -20,12 +20,12 @@ import (
 )
 
 // testApplyPackagedStopped runs plain -apply on Debian's tomcat10 as
-// installed and stopped, with every default but short runs (and a journal
-// and -json of the test's own, which change nothing of the run): it finds
-// the unit, runs Tomcat as user tomcat through the unit's start script,
-// -cpu-method auto splits the CPUs by affinity, the baseline sizes the
-// load from Tomcat's CPU, and the whole study completes, reverts and
-// leaves Tomcat stopped (issue 30, part 4).
+// installed and stopped, with every default but short runs (two of 1 s a
+// step, and a journal and -json of the test's own, which change nothing
+// of the run): it finds the unit, runs Tomcat as user tomcat through the
+// unit's start script, -cpu-method auto splits the CPUs by affinity, the
+// baseline sizes the load from Tomcat's CPU, and the whole study
+// completes, reverts and leaves Tomcat stopped (issue 30, part 4).
 func testApplyPackagedStopped(t *testing.T) {
 	in, _ := packagedStudy(t)
 	if on, err := tuning.NewDefault().OnlineCPUs(); err != nil || on.Len() < 2 {
@@ -36,7 +36,7 @@ func testApplyPackagedStopped(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	out, err := runProgram(t, ctx, "-apply", "-journal", filepath.Join(dir, "study.journal"), "-json", jsonOut,
-		"-duration", "1", "-warmup", "2", "-warmup-interval", "1")
+		"-duration", "1", "-repeat", "2", "-warmup", "2", "-warmup-interval", "1")
 	require.NoError(t, err)
 	assert.Contains(t, out, "runs as       tomcat: /bin/sh /usr/libexec/tomcat10/tomcat-start.sh (as the tomcat10.service unit does)")
 	assert.Contains(t, out, "not running\n")

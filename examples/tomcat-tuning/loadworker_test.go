@@ -108,12 +108,20 @@ func TestLoadWorkerRejectsBadRequest(t *testing.T) {
 	assert.Zero(t, out.Len())
 }
 
-// workerProcs returns the PIDs of processes running bin (by /proc/PID/exe).
+// workerProcs returns the PIDs of processes running bin (by
+// /proc/PID/exe) as a load worker (its last argument study.WorkerArg).
+// The package's lanes run studies of the same binary beside each other
+// (lanes_test.go): a study is not a worker, and a test ends only the
+// workers its own lane started.
 func workerProcs(t *testing.T, bin string) []int {
 	t.Helper()
 	return pidsWhere(t, func(dir string) bool {
 		exe, err := os.Readlink(filepath.Join(dir, "exe"))
-		return err == nil && strings.TrimSuffix(exe, " (deleted)") == bin
+		if err != nil || strings.TrimSuffix(exe, " (deleted)") != bin {
+			return false
+		}
+		cmdline, err := os.ReadFile(filepath.Join(dir, "cmdline"))
+		return err == nil && strings.HasSuffix(string(cmdline), "\x00"+study.WorkerArg+"\x00")
 	})
 }
 
@@ -138,11 +146,8 @@ func waitWorker(t *testing.T, bin string, done <-chan struct{}) int {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		for _, pid := range workerProcs(t, bin) {
-			cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-			if err == nil && strings.HasSuffix(string(cmdline), "\x00"+study.WorkerArg+"\x00") {
-				return pid
-			}
+		if pids := workerProcs(t, bin); len(pids) > 0 {
+			return pids[0]
 		}
 		select {
 		case <-done:

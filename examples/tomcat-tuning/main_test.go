@@ -215,9 +215,9 @@ func TestPlanGuideFixtureCPU0(t *testing.T) {
 	assert.NotContains(t, out, "iommu:")
 }
 
-// TestPlanWithoutTomcat: no Tomcat where the flags point, so the baseline
+// testPlanWithoutTomcat: no Tomcat where the flags point, so the baseline
 // is measured against the built-in HelloWorld server, and said so.
-func TestPlanWithoutTomcat(t *testing.T) {
+func testPlanWithoutTomcat(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out, err := runProgram(t, ctx, "-catalina-home", t.TempDir(), "-catalina-base", t.TempDir(),
@@ -282,10 +282,10 @@ func tomcatBase(t *testing.T) (*tomcatconf.Instance, int, []byte) {
 	return in, port, orig
 }
 
-// TestApplyAffinityRevert runs the whole study against real Debian Tomcat
+// testApplyAffinityRevert runs the whole study against real Debian Tomcat
 // with short steps, CPU restriction by affinity, and the automatic revert
 // at the end.
-func TestApplyAffinityRevert(t *testing.T) {
+func testApplyAffinityRevert(t *testing.T) {
 	testutil.StableCPUs(t)
 	in, port, orig := tomcatBase(t)
 	h := tuning.NewDefault()
@@ -363,10 +363,10 @@ func TestApplyAffinityRevert(t *testing.T) {
 	}
 }
 
-// TestKeepThenRevertRestartsTomcat runs a step with -keep against a Tomcat
+// testKeepThenRevertRestartsTomcat runs a step with -keep against a Tomcat
 // that was already running: the tuned JVM stays up; -revert then restores
 // server.xml and starts Tomcat again with it, as it was found.
-func TestKeepThenRevertRestartsTomcat(t *testing.T) {
+func testKeepThenRevertRestartsTomcat(t *testing.T) {
 	testutil.StableCPUs(t)
 	in, port, orig := tomcatBase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -408,9 +408,9 @@ func TestKeepThenRevertRestartsTomcat(t *testing.T) {
 	}
 }
 
-// TestKillThenRevert kills the study with SIGKILL once the access log is
+// testKillThenRevert kills the study with SIGKILL once the access log is
 // off, then restores server.xml from the journal with -revert.
-func TestKillThenRevert(t *testing.T) {
+func testKillThenRevert(t *testing.T) {
 	testutil.StableCPUs(t)
 	in, port, orig := tomcatBase(t)
 	journal := filepath.Join(t.TempDir(), "study.journal")
@@ -509,7 +509,7 @@ func startUntil(t *testing.T, ctx context.Context, prefixes []string, args ...st
 // that the caller reads the JVM the step measures (returning at "==
 // measure access-log" raced with the restart, and a test read no JVM). The threads step applies the
 // guide's rule (-search=false): these tests are about the run's lifetime,
-// and a search there cost TestConcurrentApplyRefused a minute. The
+// and a search there cost testConcurrentApplyRefused a minute. The
 // warm-up limit is long because Tomcat, pinned to CPU 0 beside the
 // container tests, can read "0 5 0 req/s" for seconds; a 3 s limit then
 // measured a stalled JVM and the run ended "no request completed". The
@@ -523,14 +523,14 @@ func startAccessLogStep(t *testing.T, ctx context.Context, in *tomcatconf.Instan
 		"-repeat", "2", "-duration", "2s", "-warmup", "15s", "-warmup-interval", "1s", "-latency-rate", "200", "-connections", "8")
 }
 
-// TestApplyHotplug restricts Tomcat to CPU 0 the seeds' way, taking cpu1
+// testApplyHotplug restricts Tomcat to CPU 0 the seeds' way, taking cpu1
 // offline for the baseline measurement, and checks it is back online
 // afterwards. A load in the study's process, or in a namespace on this
 // host, would then run on Tomcat's one CPU, which -apply refuses (issue
 // 25). With -load-shares-cpus it measures anyway, the study in a server
 // namespace and the load from a client namespace (-load-netns), and
 // marks every figure.
-func TestApplyHotplug(t *testing.T) {
+func testApplyHotplug(t *testing.T) {
 	testutil.RequireHostTests(t)
 	bin := program(t)
 	in, port, orig := tomcatBase(t)
@@ -598,9 +598,9 @@ func TestApplyHotplug(t *testing.T) {
 	assert.Equal(t, orig, got)
 }
 
-// TestSecondSignalKeepsJournal: a second signal exits at once (status 130)
+// testSecondSignalKeepsJournal: a second signal exits at once (status 130)
 // without waiting for the revert; -revert then restores server.xml.
-func TestSecondSignalKeepsJournal(t *testing.T) {
+func testSecondSignalKeepsJournal(t *testing.T) {
 	testutil.StableCPUs(t)
 	in, port, orig := tomcatBase(t)
 	journal := filepath.Join(t.TempDir(), "study.journal")
@@ -634,11 +634,11 @@ func TestSecondSignalKeepsJournal(t *testing.T) {
 	assert.ErrorIs(t, err, tomcatconf.ErrNotRunning)
 }
 
-// TestApplyRefusesBadTargetFirst: a URL that cannot reach the tuned
+// testApplyRefusesBadTargetFirst: a URL that cannot reach the tuned
 // Connector, or an output that cannot be written, is refused before the
 // journal is created or Tomcat started (issue 24, case 7: the run used
 // to change the host, wait 90 s and blame Tomcat).
-func TestApplyRefusesBadTargetFirst(t *testing.T) {
+func testApplyRefusesBadTargetFirst(t *testing.T) {
 	in, port, orig := tomcatBase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -666,14 +666,14 @@ func TestApplyRefusesBadTargetFirst(t *testing.T) {
 	}
 }
 
-// TestConcurrentApplyRefused: a second -apply on the same CATALINA_BASE,
+// testConcurrentApplyRefused: a second -apply on the same CATALINA_BASE,
 // with another journal, is refused naming the first run's PID, and leaves
 // the first run's JVM alone; so is a -revert of the live run's journal
 // (issue 24, cases 1 and 2: B restarted A's JVM, A measured thousands of
 // errors, a JVM was left running; -revert undid a live run's files).
 // Then SIGINT while A measures: A reverts everything and exits non-zero,
 // server.xml byte-identical, no JVM left.
-func TestConcurrentApplyRefused(t *testing.T) {
+func testConcurrentApplyRefused(t *testing.T) {
 	testutil.StableCPUs(t)
 	in, port, orig := tomcatBase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -773,11 +773,11 @@ func TestExportGuideFixture(t *testing.T) {
 	}
 }
 
-// TestApplyPersistRevert: -persist keeps the named step after the run, as
+// testApplyPersistRevert: -persist keeps the named step after the run, as
 // a journaled server.xml edit that survives the run's end, and -revert
 // removes it (issue 22, on a copy of Debian's Tomcat run as its child: no
 // unit, so no drop-in, and nothing for tuned to keep).
-func TestApplyPersistRevert(t *testing.T) {
+func testApplyPersistRevert(t *testing.T) {
 	testutil.StableCPUs(t)
 	in, port, orig := tomcatBase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -804,12 +804,12 @@ func TestApplyPersistRevert(t *testing.T) {
 	assert.Equal(t, orig, got)
 }
 
-// TestApplySearchesFromTheRule: a study on a server.xml that already has
+// testApplySearchesFromTheRule: a study on a server.xml that already has
 // the guide's Connector attributes (as after a study kept the rule) still
 // searches maxThreads: the threads step is applied as it is and measured,
 // the other candidates are tried against it, and the run puts the file
 // back byte for byte.
-func TestApplySearchesFromTheRule(t *testing.T) {
+func testApplySearchesFromTheRule(t *testing.T) {
 	testutil.StableCPUs(t)
 	in, port, _ := tomcatBase(t)
 	// -cpus 1: the rule is maxThreads = max(1, CPUs − 1) = 1 on any host.

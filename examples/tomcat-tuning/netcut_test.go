@@ -27,7 +27,7 @@ import (
 // revert and Tomcat's stop, and the clean-up's ConnectTimeout 10 s.
 const netCutBound = 90 * time.Second
 
-// TestIntegrationLoadHostNetworkCut runs the load on two clients and
+// testLoadHostNetworkCut runs the load on two clients and
 // cuts the second one's veth (ip link set down, in its namespace) while
 // both run a capacity run's shards. The study fails within netCutBound
 // with an error naming that host and what failed; the first client's
@@ -35,7 +35,7 @@ const netCutBound = 90 * time.Second
 // byte-identical and no JVM of the run is left; the cut client's worker,
 // whose run is bounded, exits on its own; its directory alone stays
 // journaled until -revert, run once the link is back, removes it.
-func TestIntegrationLoadHostNetworkCut(t *testing.T) {
+func testLoadHostNetworkCut(t *testing.T) {
 	testutil.RequireHostTests(t)
 	bin := program(t)
 	in, port, orig := tomcatBase(t)

@@ -184,14 +184,14 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-// TestIntegrationStudyNICQueuesNetNS runs the study as the guide's
+// testStudyNICQueuesNetNS runs the study as the guide's
 // nic-queues step meant it: Tomcat in a server namespace, the load from a
 // client namespace across a veth pair with 8 queues. The study must find
 // the server's veth from the URL's address, set its rx/tx channels to the
 // CPUs Tomcat gets while it measures, measure over the veth (its rx
 // counters grow by more than the requests offered), put the channels back
 // and leave no JVM and no load worker behind.
-func TestIntegrationStudyNICQueuesNetNS(t *testing.T) {
+func testStudyNICQueuesNetNS(t *testing.T) {
 	testutil.RequireHostTests(t)
 	testutil.StableCPUs(t)
 	bin := program(t)
@@ -302,12 +302,12 @@ poll:
 	assert.Empty(t, workerProcs(t, bin), "no load worker left")
 }
 
-// TestIntegrationLoadNetNSCancel runs a load worker in the client
+// testLoadNetNSCancel runs a load worker in the client
 // namespace against an address nobody answers on, and cancels it: the
 // worker ran inside the namespace as the very process the study started
 // (ip netns exec execs in place, so stopping that PID stops the load),
 // and once run returns nothing is left in the namespace.
-func TestIntegrationLoadNetNSCancel(t *testing.T) {
+func testLoadNetNSCancel(t *testing.T) {
 	testutil.RequireHostTests(t)
 	bin := program(t)
 	n := newStudyNetNS(t)
@@ -342,11 +342,11 @@ func TestIntegrationLoadNetNSCancel(t *testing.T) {
 	assert.ErrorContains(t, err, "exit status")
 }
 
-// TestIntegrationLoadNetNSStudyKilled kills the study (SIGKILL, no chance
+// testLoadNetNSStudyKilled kills the study (SIGKILL, no chance
 // to clean up) while its baseline load runs in the client namespace: the
 // kernel ends the worker with it (PR_SET_PDEATHSIG, kept across ip netns
 // exec's exec), so /proc shows no worker and the namespace is empty.
-func TestIntegrationLoadNetNSStudyKilled(t *testing.T) {
+func testLoadNetNSStudyKilled(t *testing.T) {
 	testutil.RequireHostTests(t)
 	bin := program(t)
 	n := newStudyNetNS(t)

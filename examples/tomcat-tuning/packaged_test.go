@@ -115,8 +115,8 @@ func assertGone(t *testing.T, pid int) {
 }
 
 // TestPackaged runs the tests on Debian's tomcat10 as installed
-// (/var/lib/tomcat10), one after another, in parallel with
-// TestIntegrationContainer (see there).
+// (/var/lib/tomcat10), one after another: one of the package's lanes
+// (lanes_test.go).
 func TestPackaged(t *testing.T) {
 	t.Parallel()
 	t.Run("ApplyStopped", testApplyPackagedStopped)

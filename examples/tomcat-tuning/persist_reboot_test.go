@@ -70,16 +70,26 @@ func (s jvmState) String() string {
 }
 
 // unitJVM waits for tomcat10's main process to be the JVM and answer,
-// and reads its limits and CPUs.
+// and reads its limits and CPUs. The unit is active (Type=simple) from
+// its start script's first exec: its MainPID is /bin/sh until
+// catalina.sh execs java, which on a busy host takes seconds.
 func unitJVM(t *testing.T, ctx context.Context, c *nspawn.Container) jvmState {
 	t.Helper()
-	st := waitUnit(t, ctx, c)
-	require.Equal(t, "active", st["ActiveState"], "%v", st)
-	pid, err := strconv.Atoi(st["MainPID"])
-	require.NoError(t, err)
-	cmdline, err := os.ReadFile(filepath.Join(c.Root(), "proc", strconv.Itoa(pid), "cmdline"))
-	require.NoError(t, err)
-	require.Contains(t, string(cmdline), "-Dcatalina.base=/var/lib/tomcat10\x00", "MainPID %d is the JVM", pid)
+	const jvmArg = "-Dcatalina.base=/var/lib/tomcat10\x00"
+	var pid int
+	for deadline := time.Now().Add(time.Minute); ; {
+		st := waitUnit(t, ctx, c)
+		require.Equal(t, "active", st["ActiveState"], "%v", st)
+		var err error
+		pid, err = strconv.Atoi(st["MainPID"])
+		require.NoError(t, err)
+		cmdline, err := os.ReadFile(filepath.Join(c.Root(), "proc", strconv.Itoa(pid), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), jvmArg) {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "MainPID %d is not the JVM after a minute: %q %v", pid, cmdline, err)
+		time.Sleep(100 * time.Millisecond)
+	}
 	js := jvmState{PID: pid, Answers: strings.Contains(waitAnswers(t, ctx, c), "Hello World!")}
 	js.NoFile = procField(t, c, pid, "limits", "Max open files")
 	js.CPUs = strings.TrimPrefix(procField(t, c, pid, "status", "Cpus_allowed_list:"), "Cpus_allowed_list: ")

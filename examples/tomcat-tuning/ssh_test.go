@@ -165,7 +165,7 @@ func workerDirs(t *testing.T) map[string]bool {
 	return out
 }
 
-// TestIntegrationStudyLoadHostSSH runs the guide's two-machine procedure
+// testStudyLoadHostSSH runs the guide's two-machine procedure
 // as one command: Tomcat in the server namespace, the load from an sshd
 // in the client namespace over the 8-queue veth (-load-host, with the
 // test's own keys, known_hosts and ssh_config). Every step has a capacity
@@ -173,7 +173,7 @@ func workerDirs(t *testing.T) map[string]bool {
 // requests the latency runs counted), nic-queues set and restored the
 // server side's channels, and nothing is left on the client: no worker
 // process in its namespace, no worker directory.
-func TestIntegrationStudyLoadHostSSH(t *testing.T) {
+func testStudyLoadHostSSH(t *testing.T) {
 	testutil.RequireHostTests(t)
 	testutil.StableCPUs(t)
 	if _, err := exec.LookPath("ethtool"); err != nil {
@@ -287,11 +287,11 @@ poll:
 	assert.Empty(t, cli.workerDirs(), "worker directories left on the client")
 }
 
-// TestIntegrationLoadHostFailures: a client the study cannot use stops
+// testLoadHostFailures: a client the study cannot use stops
 // -apply before any step, with an error naming the host, what failed and
 // the fix, and leaves server.xml byte-identical, no JVM, a journal with
 // nothing pending and nothing on the client.
-func TestIntegrationLoadHostFailures(t *testing.T) {
+func testLoadHostFailures(t *testing.T) {
 	testutil.RequireHostTests(t)
 	bin := program(t)
 	for _, tt := range []struct {
@@ -339,13 +339,13 @@ func TestIntegrationLoadHostFailures(t *testing.T) {
 	}
 }
 
-// TestIntegrationLoadHostKillThenRevert kills the study (SIGKILL) while
+// testLoadHostKillThenRevert kills the study (SIGKILL) while
 // its baseline load runs on the client: the ssh session dies with it and
 // the worker, watching its stdin, exits; the worker's directory stays
 // until -revert, which removes it over ssh (the journal holds the host,
 // the ssh config and the directory) and stops the JVM, leaving server.xml
 // byte-identical and nothing on the client.
-func TestIntegrationLoadHostKillThenRevert(t *testing.T) {
+func testLoadHostKillThenRevert(t *testing.T) {
 	testutil.RequireHostTests(t)
 	bin := program(t)
 	in, port, orig := tomcatBase(t)
@@ -407,11 +407,11 @@ func TestIntegrationLoadHostKillThenRevert(t *testing.T) {
 	onlyLeft(t, n.path(n.cli), cli.sshdPID)
 }
 
-// TestIntegrationLoadHostWorkerKilled kills the worker on the client
+// testLoadHostWorkerKilled kills the worker on the client
 // (SIGKILL, by PID) mid-load: the study's step fails with the host and
 // what failed, everything is reverted and the worker's directory is
 // removed; server.xml byte-identical, no JVM, nothing on the client.
-func TestIntegrationLoadHostWorkerKilled(t *testing.T) {
+func testLoadHostWorkerKilled(t *testing.T) {
 	testutil.RequireHostTests(t)
 	bin := program(t)
 	in, port, orig := tomcatBase(t)

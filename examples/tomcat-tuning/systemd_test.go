@@ -214,11 +214,10 @@ func assertJournalUnit(t *testing.T, entries []tuning.JournalEntry, wasRunning b
 }
 
 // TestIntegrationContainer runs the tests that boot the Debian container,
-// one after another. It runs in parallel with TestPackaged, once the
-// package's other tests are done: the container has its own network,
-// root and unit, and Debian's tomcat10 on the host is not in it, so the
-// two groups share only the CPUs (both take testutil.StableCPUs). Run
-// one on its own with -run 'TestIntegrationContainer/UnderSystemd$'.
+// one after another: one of the package's lanes (lanes_test.go). The
+// container has its own network, root and unit, and Debian's tomcat10 on
+// the host is not in it, so it shares only the CPUs with the other lanes.
+// Run one on its own with -run 'TestIntegrationContainer/UnderSystemd$'.
 func TestIntegrationContainer(t *testing.T) {
 	t.Parallel()
 	t.Run("UnderSystemd", testUnderSystemd)

@@ -1,0 +1,59 @@
+package main
+
+import "testing"
+
+// The package's tests that run real Tomcat, sshd or a container take most
+// of the gate's time, and most of a study's time is spent waiting: on a
+// JVM starting, on fixed-length load runs. They run in four lanes, each a
+// parallel top-level test whose subtests run one after another:
+//
+//   - TestTomcatCopy: studies of copies of Debian's instance
+//     (tomcatBase), each in its own CATALINA_BASE, on its own port, with
+//     its own journal and state lock;
+//   - TestIntegrationNamespaces: studies whose server or load runs in the
+//     network namespaces of newStudyNetNS (fixed interface names, one pair at
+//     a time) and the hotplug study;
+//   - TestPackaged: Debian's tomcat10 as installed (/var/lib/tomcat10);
+//   - TestIntegrationContainer: the booted Debian container.
+//
+// The lanes share only the CPUs. Each test that needs the online CPUs to
+// hold still takes testutil.StableCPUs, and the hotplug study's exclusive
+// CPU lock waits for them and holds the other lanes back while it runs.
+// Assertions in the lanes are on properties that hold however busy the
+// CPUs are (counts, files, processes, a change undone), never on a
+// figure's size; the test that reads the load generator's own CPU
+// (TestIntegrationLoadBoundWorker) is not in a lane and runs before them.
+// .ci/test runs go test with -parallel 4, so the four run together; with
+// go test's default (-parallel GOMAXPROCS) as many as there are CPUs.
+// One test alone: -run 'TestTomcatCopy/KillThenRevert$'.
+
+// TestTomcatCopy is the lane of the studies of a copied instance.
+func TestTomcatCopy(t *testing.T) {
+	t.Parallel()
+	t.Run("PlanWithoutTomcat", testPlanWithoutTomcat)
+	t.Run("ApplyRefusesBadTargetFirst", testApplyRefusesBadTargetFirst)
+	t.Run("ApplyAffinityRevert", testApplyAffinityRevert)
+	t.Run("ApplyCapacityTable", testApplyCapacityTable)
+	t.Run("KeepThenRevertRestartsTomcat", testKeepThenRevertRestartsTomcat)
+	t.Run("KillThenRevert", testKillThenRevert)
+	t.Run("SecondSignalKeepsJournal", testSecondSignalKeepsJournal)
+	t.Run("ConcurrentApplyRefused", testConcurrentApplyRefused)
+	t.Run("ApplyPersistRevert", testApplyPersistRevert)
+	t.Run("ApplySearchesFromTheRule", testApplySearchesFromTheRule)
+}
+
+// TestIntegrationNamespaces is the lane of the studies in network
+// namespaces, over ssh, and of the hotplug study.
+func TestIntegrationNamespaces(t *testing.T) {
+	t.Parallel()
+	t.Run("ApplyHotplug", testApplyHotplug)
+	t.Run("StudyNICQueuesNetNS", testStudyNICQueuesNetNS)
+	t.Run("LoadNetNSCancel", testLoadNetNSCancel)
+	t.Run("LoadNetNSStudyKilled", testLoadNetNSStudyKilled)
+	t.Run("StudyLoadHostSSH", testStudyLoadHostSSH)
+	t.Run("LoadHostFailures", testLoadHostFailures)
+	t.Run("LoadHostKillThenRevert", testLoadHostKillThenRevert)
+	t.Run("LoadHostWorkerKilled", testLoadHostWorkerKilled)
+	t.Run("StudyTwoClients", testStudyTwoClients)
+	t.Run("LoadHostNetworkCut", testLoadHostNetworkCut)
+}
