@@ -85,3 +85,72 @@ func TestPlotCapacity(t *testing.T) {
 	assert.Contains(t, s, "+24.2 % base, +1.3 % (noise) prev")
 	assert.Contains(t, s, "+22.6 % base, +22.6 % prev")
 }
+
+// TestPlotSteps: the stacked chart beside the capacity bars stacks each
+// step's parts without gaps from the axis up, in Parts' order, labels the
+// total, draws a step without values as "not read", and refuses values
+// that do not match the parts.
+func TestPlotSteps(t *testing.T) {
+	c := loadgen.CompareSteps(studySteps...)
+	bars := loadgen.StackedBars{Axis: "CPU µs per request", Parts: []string{"user", "system", "interrupts"},
+		Bars: []loadgen.StackedBar{
+			{Name: "baseline", Values: []float64{75, 20, 10}},
+			{Name: "access-log", Values: []float64{52, 14, 0}},
+			{Name: "threads"},
+		}}
+	var buf bytes.Buffer
+	require.NoError(t, loadgen.PlotSteps(&buf, "steps", c, bars))
+	num := func(e xml.StartElement, a string) float64 {
+		v, err := strconv.ParseFloat(attr(e, a), 64)
+		require.NoError(t, err)
+		return v
+	}
+	parts := map[string][]xml.StartElement{}
+	var capacity int
+	for _, e := range svgElements(t, buf.Bytes()) {
+		if e.Name.Local == "svg" {
+			assert.Equal(t, "1600", attr(e, "width"), "two panels")
+		}
+		if e.Name.Local != "rect" {
+			continue
+		}
+		switch attr(e, "class") {
+		case "bar":
+			capacity++
+		case "part":
+			parts[attr(e, "data-name")] = append(parts[attr(e, "data-name")], e)
+		}
+	}
+	assert.Equal(t, 3, capacity, "the capacity bars are all there")
+	require.Len(t, parts["baseline"], 3)
+	require.Len(t, parts["access-log"], 2, "a zero part draws nothing")
+	assert.Empty(t, parts["threads"])
+	for name, ps := range parts {
+		// From the axis up: each part's bottom is the top of the one below,
+		// and its height is in proportion to its value.
+		bottom := num(ps[0], "y") + num(ps[0], "height")
+		scale := num(ps[0], "height") / num(ps[0], "data-value")
+		for i, p := range ps {
+			assert.InDelta(t, bottom, num(p, "y")+num(p, "height"), 0.11, "%s part %d sits on the one below", name, i)
+			assert.InDelta(t, scale*num(p, "data-value"), num(p, "height"), 0.11, "%s part %d", name, i)
+			bottom = num(p, "y")
+		}
+		assert.Greater(t, num(ps[0], "x"), 800.0, "%s: the stacked panel is the right one", name)
+	}
+	assert.Equal(t, "system", attr(parts["baseline"][1], "data-part"))
+	s := buf.String()
+	assert.Contains(t, s, ">105<", "the baseline's total")
+	assert.Contains(t, s, ">66<")
+	assert.Contains(t, s, ">not read<")
+	assert.Contains(t, s, ">interrupts<", "the legend")
+
+	bad := bars
+	bad.Bars = []loadgen.StackedBar{{Name: "baseline", Values: []float64{1, 2}}}
+	assert.ErrorContains(t, loadgen.PlotSteps(&buf, "steps", c, bad), `stacked bar "baseline" has 2 values for 3 parts`)
+
+	// No bars: PlotCapacity's chart, byte for byte.
+	var only, steps bytes.Buffer
+	require.NoError(t, loadgen.PlotCapacity(&only, "steps", c))
+	require.NoError(t, loadgen.PlotSteps(&steps, "steps", c, loadgen.StackedBars{}))
+	assert.Equal(t, only.String(), steps.String())
+}

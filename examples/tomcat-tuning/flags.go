@@ -64,7 +64,7 @@ func parseArgs(args []string, stdout io.Writer) (command, error) {
 	cliflag.DurationVar(fs, &o.WarmUp, "warmup", o.WarmUp, "longest warm-up before each step's measurement, a `duration`: closed-loop runs until the rate stops climbing (0: none)")
 	cliflag.DurationVar(fs, &o.WarmUpStep, "warmup-interval", o.WarmUpStep, "length of each warm-up run, a `duration`")
 	fs.StringVar(&o.JSONFile, "json", "", "with -plan: write the host and the planned steps with their changes; with -apply: write the steps (status, capacity with its spread, latency at the common rate) as JSON to this `file`")
-	fs.StringVar(&o.PlotFile, "plot", "", "with -apply: write a bar chart of the steps' capacity (median requests/s) to this SVG `file`")
+	fs.StringVar(&o.PlotFile, "plot", "", "with -apply: write a bar chart of the steps' capacity (median requests/s), and beside it their CPU time per request stacked by where it went, to this SVG `file`")
 	fs.BoolVar(&o.Wide, "wide", false, fmt.Sprintf("with -apply: print the step table with every column (each uplift's interval and p, p50, max, p99's change, the JVM's CPU) instead of the %d-column table", study.TableWidth))
 	fs.StringVar(&o.Grub, "grub", "", "GRUB defaults `file` (default: ROOT/etc/default/grub)")
 	fs.StringVar(&o.Root, "root", o.Root, "host root: a fixture or mounted `tree` for plan mode (nothing is measured there)")

@@ -3,6 +3,7 @@
 package study
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"net/http"
@@ -166,4 +167,39 @@ func TestDocumentCost(t *testing.T) {
 	assert.Len(t, base.WarmUp.Runs, 3)
 	assert.InDelta(t, 31.0, *base.WarmUp.Runs[0].CompilerShare, 1e-9)
 	assert.Nil(t, al.WarmUp)
+}
+
+// TestCostBars: -plot's stacked bar per measured step is its cost per
+// request by part, in µs, the parts adding up to the busy time of
+// Tomcat's CPUs per request; a step without a cost has an empty bar, and
+// a study with no cost at all draws no second chart.
+func TestCostBars(t *testing.T) {
+	res := realisticResults(t)
+	bars := res.CostBars()
+	require.Len(t, bars.Bars, len(res.Measured))
+	assert.Len(t, bars.Parts, 5)
+	base := bars.Bars[0]
+	assert.Equal(t, "baseline", base.Name)
+	require.Len(t, base.Values, 5)
+	c := res.Costs["baseline"]
+	assert.InDelta(t, 31e6/1952000, base.Values[0], 1e-9, "the JVM's user µs per request")
+	assert.InDelta(t, 22e6/1952000, base.Values[1], 1e-9)
+	assert.InDelta(t, 0, base.Values[2], 1e-9, "the JVM had its CPUs to itself")
+	assert.InDelta(t, 3e6/1952000, base.Values[3], 1e-9)
+	var total float64
+	for _, v := range base.Values {
+		total += v
+	}
+	assert.InDelta(t, float64(c.CPU.Busy().Microseconds())/1952000, total, 1e-9, "the parts are the busy time")
+	assert.Equal(t, StepAccessLog, bars.Bars[1].Name)
+	assert.NotEmpty(t, bars.Bars[1].Values)
+	assert.Equal(t, StepThreads, bars.Bars[2].Name)
+	assert.Empty(t, bars.Bars[2].Values, "no cost read for threads")
+
+	res.Costs = nil
+	assert.Empty(t, res.CostBars().Bars)
+
+	var svg bytes.Buffer
+	require.NoError(t, loadgen.PlotSteps(&svg, "t", realisticResults(t).Comparison(), bars))
+	assert.Contains(t, svg.String(), `data-part="JVM system"`)
 }

@@ -73,7 +73,32 @@ func (r Results) WhyText() string {
 	return b.String()
 }
 
-// WriteOutputs writes -json (DocumentOf) and -plot (capacity bars).
+// CostBars is -plot's second chart: a bar per measured step of the CPU
+// time of Tomcat's CPUs per request, stacked by where it went (the JVM's
+// user and system time, other processes', interrupts', stolen). A step
+// without a cost reading has an empty bar; no bars at all when none has
+// one.
+func (r Results) CostBars() loadgen.StackedBars {
+	bars := loadgen.StackedBars{Axis: "CPU µs per request, on Tomcat's CPUs",
+		Parts: []string{"JVM user", "JVM system", "other processes", "interrupts", "stolen"}}
+	read := false
+	for _, m := range r.Measured {
+		b := loadgen.StackedBar{Name: m.Name}
+		if c, ok := r.Costs[m.Name]; ok && c.Requests > 0 && c.CPU.Total() > 0 {
+			b.Values = []float64{c.perRequest(c.User), c.perRequest(c.System), c.perRequest(c.others()),
+				c.perRequest(c.CPU.IRQ + c.CPU.SoftIRQ), c.perRequest(c.CPU.Steal)}
+			read = true
+		}
+		bars.Bars = append(bars.Bars, b)
+	}
+	if !read {
+		bars.Bars = nil
+	}
+	return bars
+}
+
+// WriteOutputs writes -json (DocumentOf) and -plot (capacity bars, and
+// beside them CostBars when the steps' costs were read).
 func WriteOutputs(o Options, res Results) error {
 	if o.JSONFile != "" {
 		if err := WriteJSON(o.JSONFile, DocumentOf(o, res)); err != nil {
@@ -82,7 +107,7 @@ func WriteOutputs(o Options, res Results) error {
 	}
 	if o.PlotFile != "" {
 		var buf bytes.Buffer
-		if err := loadgen.PlotCapacity(&buf, "Tomcat tuning steps: capacity", res.Comparison()); err != nil {
+		if err := loadgen.PlotSteps(&buf, "Tomcat tuning steps: capacity and CPU per request", res.Comparison(), res.CostBars()); err != nil {
 			return err
 		}
 		if err := os.WriteFile(o.PlotFile, buf.Bytes(), 0o644); err != nil {
