@@ -56,7 +56,7 @@ func TestHelpAndVersion(t *testing.T) {
 	})
 	out, _, _ := runCLI(t, "-h")
 	assert.True(t, strings.HasPrefix(out, synopsis+"\n"), out)
-	for _, want := range []string{"(default 500000)", "(default 6)", "(default 5s)", "(default 30s)", "(default 2s)", "(default true)",
+	for _, want := range []string{"(default 500000)", "(default 6)", "(default 5s)", "(default 3m0s)", "(default 2s)", "(default true)",
 		`(default "auto")`, "the guide's wrk2 -R", "not the guide's wrk2 -R, which is -capacity-rate"} {
 		assert.Contains(t, out, want)
 	}

@@ -145,7 +145,7 @@ func (r *run) warmUpOptions(pid int) (*loadgen.WarmUpOptions, func(name string, 
 	return wo, func(name string, wu *loadgen.WarmUpResult) {
 		verdict := fmt.Sprintf("the last %d within %g%%", warmupRuns, loadgen.DefaultWarmUpTolerance)
 		if !wu.Stable {
-			verdict = fmt.Sprintf("still changing by more than %g%% at the -warmup limit", loadgen.DefaultWarmUpTolerance)
+			verdict = fmt.Sprintf("still changing by more than %g%% at the -warmup bound of %s", loadgen.DefaultWarmUpTolerance, r.o.WarmUp)
 		}
 		if jit {
 			verdict += fmt.Sprintf("; JIT compilers %.1f%% of the JVM's CPU in the last run", 100*lastShare)
@@ -154,7 +154,7 @@ func (r *run) warmUpOptions(pid int) (*loadgen.WarmUpOptions, func(name string, 
 			}
 		}
 		if !wu.Settled {
-			verdict += ": unsettled, its uplifts are not called significant"
+			verdict += ": unsettled, its uplifts are not called significant (a longer -warmup lets it settle)"
 		}
 		fmt.Fprintf(r.log, "%s: warm-up %s, closed loop on %d connections: %s req/s, %s\n",
 			name, wu.Loaded, r.o.Connections, joinRates(wu.Rates), verdict)

@@ -38,9 +38,14 @@ const (
 	// capacity stops growing.
 	DefaultConnections = 0
 	DefaultDuration    = 5 * time.Second
-	DefaultWarmUp      = loadgen.DefaultWarmUpMax
-	DefaultWarmUpStep  = loadgen.DefaultWarmUpInterval
-	DefaultCPUs        = 8
+	// DefaultWarmUp bounds a warm-up at 3 minutes, six times loadgen's
+	// 30 s: a warm-up ends as soon as it settles, and a JVM pinned to one
+	// CPU of this 2-CPU host was still climbing at 30 s (PERF.md: 2.6k to
+	// 31k req/s, its compilers busy), so every uplift from it was
+	// "unsettled".
+	DefaultWarmUp     = 3 * time.Minute
+	DefaultWarmUpStep = loadgen.DefaultWarmUpInterval
+	DefaultCPUs       = 8
 )
 
 // How the study restricts Tomcat's CPUs (Options.CPUMethod; MethodAuto
