@@ -171,7 +171,7 @@ type Result struct {
 // TargetResult is what one of several targets measured, over the measured
 // window as Result's counts.
 type TargetResult struct {
-	Method, URL string
+	Method, URL string // the target's, as in Config.Targets (Method "GET" when empty)
 	Requests    uint64 // responses completed
 	// Errors counts its responses outside Config.OKStatus and its sent
 	// requests that failed (read, write, timeout).

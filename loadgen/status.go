@@ -9,8 +9,7 @@ import (
 // StatusSet is a set of HTTP status codes (100-999), the responses a run
 // counts as OK (Config.OKStatus). The zero value is the default set,
 // 200-399 (wrk's "Non-2xx or 3xx responses" are the others). It reads and
-// writes as text ("200,204,3xx"), so it serves as a flag value and in
-// JSON.
+// writes as text ("200,204,3xx"), so it serves in flag.TextVar and in JSON.
 type StatusSet struct {
 	set  bool // false: the default, 200-399
 	bits [16]uint64
@@ -84,17 +83,6 @@ func (s StatusSet) Has(code int) bool {
 	return s.bits[code>>6]&(1<<(code&63)) != 0
 }
 
-// IsDefault reports whether the set is the default one, 200-399, given or
-// not.
-func (s StatusSet) IsDefault() bool {
-	for c := 100; c <= 999; c++ {
-		if s.Has(c) != (c >= 200 && c <= 399) {
-			return false
-		}
-	}
-	return true
-}
-
 // String is the set's text form: classes, ranges and codes, ascending.
 func (s StatusSet) String() string {
 	var parts []string
@@ -128,11 +116,11 @@ func (s StatusSet) String() string {
 
 // StatusClasses counts responses by status class.
 type StatusClasses struct {
-	Informational uint64 `json:"1xx"` // 101 Switching Protocols (interim 1xx are not responses)
-	Success       uint64 `json:"2xx"`
-	Redirection   uint64 `json:"3xx"`
-	ClientError   uint64 `json:"4xx"`
-	ServerError   uint64 `json:"5xx"`
+	Informational uint64 `json:"1xx"`   // 101 Switching Protocols (interim 1xx are not responses)
+	Success       uint64 `json:"2xx"`   // 200-299
+	Redirection   uint64 `json:"3xx"`   // 300-399
+	ClientError   uint64 `json:"4xx"`   // 400-499
+	ServerError   uint64 `json:"5xx"`   // 500-599
 	Other         uint64 `json:"other"` // 600-999
 }
 

@@ -222,3 +222,28 @@ func TestTargetsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestTargetsOpenModel: at a rate, too, each connection sends the targets
+// in turn; the per-target counts add up to the run's.
+func TestTargetsOpenModel(t *testing.T) {
+	rec := newRecorder(t, nil)
+	targets := []loadgen.Target{{URL: "/0"}, {URL: "/1"}, {URL: "/2"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := loadgen.Run(ctx, loadgen.Config{URL: rec.url, Targets: targets, Connections: 2, Threads: 1, Rate: 400, Duration: 300 * time.Millisecond})
+	require.NoError(t, err)
+	conns := byConn(rec.requests())
+	require.Len(t, conns, 2)
+	for conn, paths := range conns {
+		for i := 1; i < len(paths); i++ {
+			require.Equal(t, (paths[i-1][1]-'0'+1)%3, paths[i][1]-'0', "connection %s, request %d", conn, i)
+		}
+	}
+	var sum uint64
+	for _, tr := range res.Targets {
+		sum += tr.Requests
+	}
+	assert.Equal(t, res.Requests, sum)
+	assert.Positive(t, res.Requests)
+	assert.Equal(t, "constant 400/s", res.Pacer)
+}
