@@ -33,6 +33,15 @@ type loopStats struct {
 	rateSamples                      []float64
 	docLen                           int64
 	server                           string
+	statuses                         statusCounts  // measured responses by class
+	targets                          []targetStats // per target, with several
+}
+
+// targetStats is one loop's count of one target's requests.
+type targetStats struct {
+	requests, errors uint64
+	statuses         statusCounts
+	latency          *hdrhistogram.Histogram
 }
 
 type ivPart struct {

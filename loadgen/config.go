@@ -52,6 +52,22 @@ type Config struct {
 	Headers []Header
 	// Body is sent with a Content-Length header when not empty.
 	Body []byte
+	// Targets, when not empty, are the requests to send instead of one
+	// request (Method, URL, Body) repeated: connection i of the run
+	// starts with target i mod len(Targets) and moves on by one target
+	// per request, so a closed loop with a request count sends a known
+	// number of each. Every target has URL's scheme, host and port (URL
+	// may then be empty: the first target's sets them); Headers are sent
+	// with every target; Method and Body must be empty. Each target's
+	// request is serialised once, as the single request is. With more
+	// than one target, Result.Targets has each one's counts and latency
+	// (a histogram of about 32 KB per target and event loop). Default:
+	// none.
+	Targets []Target
+	// OKStatus is the set of response statuses that are not errors; a
+	// response outside it counts in Errors.Status. Default (the zero
+	// value): 200-399, as wrk counts "Non-2xx or 3xx responses".
+	OKStatus StatusSet
 
 	// Connections is the number of concurrent connections. Default:
 	// DefaultConnections.
@@ -218,9 +234,73 @@ func (t target) resolve() ([]net.IP, error) {
 	return ips, nil
 }
 
-// buildRequest serialises the request once; every send reuses the bytes.
-func buildRequest(cfg *Config, t target) ([]byte, error) {
-	method := cfg.Method
+// request is one request serialised once; every send reuses the bytes.
+type request struct {
+	b    []byte
+	head bool // HEAD: the response has no body
+}
+
+// buildRequests serialises the run's requests: Config's one, or one per
+// target. It returns the address they all go to.
+func buildRequests(cfg *Config) (target, []request, error) {
+	if len(cfg.Targets) == 0 {
+		t, err := parseTarget(cfg.URL)
+		if err != nil {
+			return target{}, nil, err
+		}
+		b, err := buildRequest(cfg.Method, cfg.URL, cfg.Headers, cfg.Body, cfg.DisableKeepAlive, t)
+		return t, []request{{b, cfg.Method == "HEAD"}}, err
+	}
+	if cfg.Method != "" || len(cfg.Body) > 0 {
+		return target{}, nil, fmt.Errorf("loadgen: a method (%q) or a body (%d bytes) with %d targets: give each target its own", cfg.Method, len(cfg.Body), len(cfg.Targets))
+	}
+	var base, first target
+	haveBase := cfg.URL != ""
+	if haveBase {
+		var err error
+		if base, err = parseTarget(cfg.URL); err != nil {
+			return target{}, nil, err
+		}
+		first = base
+	}
+	reqs := make([]request, len(cfg.Targets))
+	for i, tg := range cfg.Targets {
+		raw := tg.URL
+		if haveBase && strings.HasPrefix(raw, "/") {
+			raw = base.origin() + raw
+		}
+		t, err := parseTarget(raw)
+		if err != nil {
+			return target{}, nil, fmt.Errorf("loadgen: target %d: %w", i+1, err)
+		}
+		if i == 0 && !haveBase {
+			first = t
+		}
+		if t.tls != first.tls || t.host != first.host || t.port != first.port {
+			return target{}, nil, fmt.Errorf("loadgen: target %d (%s %s): want %s like the first target (one run sends to one host over one pool of connections): run a generator per host",
+				i+1, firstNonEmpty(tg.Method, "GET"), tg.URL, first.origin())
+		}
+		headers := append(append([]Header(nil), cfg.Headers...), tg.Headers...)
+		b, err := buildRequest(tg.Method, raw, headers, tg.Body, cfg.DisableKeepAlive, t)
+		if err != nil {
+			return target{}, nil, fmt.Errorf("loadgen: target %d: %w", i+1, err)
+		}
+		reqs[i] = request{b, tg.Method == "HEAD"}
+	}
+	return first, reqs, nil
+}
+
+// origin is the target's scheme, host and port.
+func (t target) origin() string {
+	scheme := "http"
+	if t.tls {
+		scheme = "https"
+	}
+	return fmt.Sprintf("%s://%s", scheme, net.JoinHostPort(t.host, strconv.Itoa(t.port)))
+}
+
+// buildRequest serialises one request to t (rawURL is for errors).
+func buildRequest(method, rawURL string, headers []Header, body []byte, closeConn bool, t target) ([]byte, error) {
 	if method == "" {
 		method = "GET"
 	}
@@ -235,7 +315,7 @@ func buildRequest(cfg *Config, t target) ([]byte, error) {
 	b.WriteString(t.path)
 	b.WriteString(" HTTP/1.1\r\n")
 	hasHost := false
-	for _, h := range cfg.Headers {
+	for _, h := range headers {
 		if strings.EqualFold(h.Name, "Host") {
 			hasHost = true
 		}
@@ -243,20 +323,20 @@ func buildRequest(cfg *Config, t target) ([]byte, error) {
 	if !hasHost {
 		b.WriteString("Host: " + t.hostPort + "\r\n")
 	}
-	for _, h := range cfg.Headers {
-		if h.Name == "" || strings.ContainsAny(h.Name, ": \r\n") || strings.ContainsAny(h.Value, "\r\n") {
-			return nil, fmt.Errorf("loadgen: header %q: %q: want a name without ':', spaces or newlines and a one-line value", h.Name, h.Value)
+	for _, h := range headers {
+		if !validHeader(h) {
+			return nil, fmt.Errorf("loadgen: %s: header %q: %q: want a name without ':', spaces or newlines and a one-line value", rawURL, h.Name, h.Value)
 		}
 		b.WriteString(h.Name + ": " + h.Value + "\r\n")
 	}
-	if cfg.DisableKeepAlive {
+	if closeConn {
 		b.WriteString("Connection: close\r\n")
 	}
-	if len(cfg.Body) > 0 {
-		b.WriteString("Content-Length: " + strconv.Itoa(len(cfg.Body)) + "\r\n")
+	if len(body) > 0 {
+		b.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n")
 	}
 	b.WriteString("\r\n")
-	b.Write(cfg.Body)
+	b.Write(body)
 	return []byte(b.String()), nil
 }
 
@@ -334,4 +414,15 @@ func (c Config) normalize(gomaxprocs int) (Config, error) {
 		c.Interval = DefaultInterval
 	}
 	return c, nil
+}
+
+// CheckTarget reports whether Run can send t as it stands (an absolute
+// URL, a method token, one-line headers), and if not, why.
+func CheckTarget(t Target) error {
+	tg, err := parseTarget(t.URL)
+	if err != nil {
+		return err
+	}
+	_, err = buildRequest(t.Method, t.URL, t.Headers, t.Body, false, tg)
+	return err
 }

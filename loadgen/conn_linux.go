@@ -44,6 +44,8 @@ type conn struct {
 	fresh     bool // connected for the current request: its connect time is recorded
 	p         respParser
 	tc        *tls.Conn // https: the connection's TLS state once its handshake is done
+	req       []byte    // the request being sent
+	ti        int       // its target (Config.Targets), 0 without targets
 	sio       *sockIO
 }
 
@@ -143,7 +145,14 @@ func (l *loop) send(c *conn, now int64) {
 	c.sentAt = now
 	c.written = 0
 	c.first = 0
-	c.p.reset(l.r.head)
+	// Connection i sends target i mod n first, then the next one per
+	// request: request k of connection gidx is target (gidx+k) mod n.
+	if n := uint64(len(l.r.reqs)); n > 1 {
+		c.ti = int((c.gidx + c.k) % n)
+	}
+	rq := &l.r.reqs[c.ti]
+	c.req = rq.b
+	c.p.reset(rq.head)
 	c.p.captureServer = l.st.docLen < 0
 	c.state = csSending
 	c.scheduled = false
@@ -161,7 +170,7 @@ func (l *loop) send(c *conn, now int64) {
 }
 
 func (l *loop) write(c *conn, now int64) {
-	req := l.r.req
+	req := c.req
 	if c.tc != nil {
 		l.writeTLS(c, now)
 		return
@@ -194,8 +203,8 @@ func (l *loop) write(c *conn, now int64) {
 func (l *loop) writeTLS(c *conn, now int64) {
 	var err error
 	if c.written == 0 {
-		_, err = c.tc.Write(l.r.req)
-		c.written = len(l.r.req)
+		_, err = c.tc.Write(c.req)
+		c.written = len(c.req)
 	}
 	done := false
 	if err == nil {
@@ -347,7 +356,7 @@ func (l *loop) complete(c *conn, now int64, closed bool) {
 	if c.recorded && now >= l.r.endNs {
 		// In the drain: counted apart.
 		st.drainRequests++
-		if c.p.status < 200 || c.p.status > 399 {
+		if !l.r.ok.Has(c.p.status) {
 			st.drainErrors++
 		}
 		l.record(st.drainLatency, now-c.intended)
@@ -355,11 +364,22 @@ func (l *loop) complete(c *conn, now int64, closed bool) {
 		st.requests++
 		st.ivRequests++
 		st.bodyBytes += uint64(c.p.bodyBytes)
-		if c.p.status < 200 || c.p.status > 399 {
+		st.statuses.add(c.p.status)
+		ok := l.r.ok.Has(c.p.status)
+		if !ok {
 			st.errStatus++
 			st.ivErrors++
 		}
 		l.record(st.h.Latency, now-c.intended)
+		if st.targets != nil {
+			ts := &st.targets[c.ti]
+			ts.requests++
+			ts.statuses.add(c.p.status)
+			if !ok {
+				ts.errors++
+			}
+			l.record(ts.latency, now-c.intended)
+		}
 		l.record(st.h.Service, now-c.sentAt)
 		if st.ivLatency != nil {
 			l.record(st.ivLatency, now-c.intended)
@@ -403,6 +423,9 @@ func (l *loop) complete(c *conn, now int64, closed bool) {
 // afterFailure moves on to c's next request after a failed one.
 func (l *loop) afterFailure(c *conn, now int64) {
 	c.scheduled = false
+	if l.st.targets != nil && c.recorded && now < l.r.endNs {
+		l.st.targets[c.ti].errors++
+	}
 	if c.state == csDone {
 		return
 	}

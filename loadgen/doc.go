@@ -25,7 +25,22 @@
 // histograms for live progress or interval logs. The command line that
 // accepts wrk2's and ab's verbatim is examples/loadgen, which also owns
 // its flag parsing and file handling; this package parses only
-// [ParseHeader] values and wire forms ([ReadResultJSON], [ReadConfigJSON]).
+// [ParseHeader] values, [ParseStatusSet] lists, vegeta's targets files
+// ([ParseTargets], [ReadTargets]) and wire forms ([ReadResultJSON],
+// [ReadConfigJSON]).
+//
+// # Several requests
+//
+// [Config.Targets] replaces the one request (Method, URL, Body) with a
+// list, as a vegeta targets file or a wrk Lua script's request() would:
+// connection i starts with target i mod n and moves on by one target per
+// request, so the mix is fixed by the list, not by timing, and the
+// schedule and its coordinated-omission correction are the same as for
+// one request. Every target's request is serialised once, before the run.
+// The targets share one host and port (one pool of connections). The
+// result counts responses by status class ([Result.Statuses]; a status
+// outside [Config.OKStatus], 200-399 by default, is an error) and, with
+// several targets, each target's counts and latency ([Result.Targets]).
 //
 // # Sweeps, comparisons, interval logs, shards, plots
 //
@@ -85,7 +100,7 @@
 // than event loops, raising GOMAXPROCS to Threads+1 when it is lower and
 // putting it back when the run (the last of concurrent runs) ends, with
 // the runtime's automatic updates when it was the runtime's default. The
-// request is serialised once; responses are parsed by a streaming parser
+// request (each target's) is serialised once; responses are parsed by a streaming parser
 // (status line, headers, Content-Length, chunked, Connection: close,
 // bodiless HEAD/204/304) that allocates nothing per response. Each loop
 // keeps its own histograms, merged at the end

@@ -18,8 +18,8 @@ import (
 
 type runner struct {
 	cfg      Config
-	req      []byte
-	head     bool
+	reqs     []request // one, or one per target
+	ok       StatusSet
 	ip       net.IP
 	port     int
 	family   int
@@ -43,11 +43,7 @@ type runner struct {
 func (r *runner) now() int64 { return int64(time.Since(r.start)) }
 
 func run(ctx context.Context, cfg Config) (*Result, error) {
-	t, err := parseTarget(cfg.URL)
-	if err != nil {
-		return nil, err
-	}
-	req, err := buildRequest(&cfg, t)
+	t, reqs, err := buildRequests(&cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +51,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{cfg: cfg, req: req, head: cfg.Method == "HEAD", nconns: uint64(cfg.Connections), pacer: cfg.Pacer, nloops: cfg.Threads, ip: ips[0], port: t.port}
+	r := &runner{cfg: cfg, reqs: reqs, ok: cfg.OKStatus, nconns: uint64(cfg.Connections), pacer: cfg.Pacer, nloops: cfg.Threads, ip: ips[0], port: t.port}
 	r.remote = &net.TCPAddr{IP: ips[0], Port: t.port}
 	if t.tls {
 		r.tlsCfg = newTLSConfig(&cfg, t)
@@ -112,6 +108,12 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		l.st.drainLatency = NewHistogram()
 		l.st.errnos = map[errnoKey]uint64{}
 		l.st.docLen = -1
+		if len(reqs) > 1 {
+			l.st.targets = make([]targetStats, len(reqs))
+			for k := range l.st.targets {
+				l.st.targets[k].latency = newTargetHistogram()
+			}
+		}
 		if cfg.Requests > 0 {
 			l.budget = cfg.Requests / int64(cfg.Threads)
 			if int64(i) < cfg.Requests%int64(cfg.Threads) {
@@ -205,13 +207,23 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		<-ivDone
 	}
 
+	url := cfg.URL
+	if url == "" {
+		url = cfg.Targets[0].URL
+	}
 	res := &Result{
-		URL: cfg.URL, Method: cfg.Method, Connections: cfg.Connections, Threads: cfg.Threads,
+		URL: url, Method: cfg.Method, OKStatus: cfg.OKStatus.String(), Connections: cfg.Connections, Threads: cfg.Threads,
 		KeepAlive: !cfg.DisableKeepAlive, Warmup: cfg.Warmup, Histograms: newHistograms(),
 		DocumentLength: -1, OpenFiles: rl,
 	}
-	if res.Method == "" {
+	if res.Method == "" && len(cfg.Targets) == 0 {
 		res.Method = "GET"
+	}
+	if len(reqs) > 1 {
+		res.Targets = make([]TargetResult, len(reqs))
+		for i, tg := range cfg.Targets {
+			res.Targets[i] = TargetResult{Method: firstNonEmpty(tg.Method, "GET"), URL: tg.URL, Latency: newTargetHistogram()}
+		}
 	}
 	res.Start = r.start.Add(cfg.Warmup)
 	measuredEnd := min(end, r.endNs)
@@ -245,6 +257,14 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Errors.Write += s.errWrite
 		res.Errors.Timeout += s.errTimeout
 		res.Errors.Status += s.errStatus
+		res.Statuses.Add(s.statuses.classes())
+		for k := range s.targets {
+			tr, ts := &res.Targets[k], &s.targets[k]
+			tr.Requests += ts.requests
+			tr.Errors += ts.errors
+			tr.Statuses.Add(ts.statuses.classes())
+			res.Dropped += tr.Latency.Merge(ts.latency)
+		}
 		res.Errors.TLS += s.errTLS
 		res.TLS.Handshakes += s.handshakes
 		res.TLS.Resumed += s.resumed

@@ -61,7 +61,7 @@ func ReadResultJSON(r io.Reader) (*Result, error) {
 		Elapsed: secs(j.ElapsedSeconds), Warmup: secs(j.WarmupSeconds), Requests: j.Requests, Sent: j.Sent,
 		Bytes: j.Bytes, BodyBytes: j.BodyBytes, KeepAliveResponses: j.KeepAliveResponses,
 		LengthMismatches: j.LengthMismatches, DocumentLength: j.DocumentLength, Server: j.Server,
-		Errors: j.Errors, Connects: j.Connects, Reconnects: j.Reconnects, Incomplete: j.Incomplete,
+		Errors: j.Errors, Statuses: j.Statuses, OKStatus: j.OKStatus, Connects: j.Connects, Reconnects: j.Reconnects, Incomplete: j.Incomplete,
 		Missed: j.Missed, Dropped: j.Dropped, OpenFiles: j.OpenFiles, Generator: j.Generator, RateSamples: j.RateSamples,
 		Histograms: newHistograms(),
 		Drain: Drain{Requests: j.Drain.Requests, Errors: j.Drain.Errors, Timeouts: j.Drain.Timeouts,
@@ -79,6 +79,20 @@ func ReadResultJSON(r io.Reader) (*Result, error) {
 			return nil, fmt.Errorf("loadgen: result JSON: drain latency histogram holds %d values, its count says %d", h.TotalCount(), j.Drain.Latency.Count)
 		}
 		res.Drain.Latency = h
+	}
+	for i, tj := range j.Targets {
+		t := TargetResult{Method: tj.Method, URL: tj.URL, Requests: tj.Requests, Errors: tj.Errors, Statuses: tj.Statuses, Latency: newTargetHistogram()}
+		if tj.Latency.Encoded != "" {
+			h, err := decodeHist(tj.Latency.Encoded)
+			if err != nil {
+				return nil, fmt.Errorf("loadgen: result JSON: target %d latency histogram: %w", i+1, err)
+			}
+			if h.TotalCount() != tj.Latency.Count {
+				return nil, fmt.Errorf("loadgen: result JSON: target %d latency histogram holds %d values, its count says %d", i+1, h.TotalCount(), tj.Latency.Count)
+			}
+			t.Latency = h
+		}
+		res.Targets = append(res.Targets, t)
 	}
 	for name, dst := range map[string]**hdrhistogram.Histogram{
 		"latency": &res.Histograms.Latency, "service": &res.Histograms.Service, "lag": &res.Histograms.Lag,

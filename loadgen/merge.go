@@ -94,6 +94,7 @@ func MergeShards(shards ...*Result) (*Result, error) {
 		m.Errors.Write += e.Write
 		m.Errors.Timeout += e.Timeout
 		m.Errors.Status += e.Status
+		m.Statuses.Add(s.Statuses)
 		m.Errors.TLS += e.TLS
 		for _, n := range e.Errnos {
 			errnos[errnoKey{n.Class, n.Errno}] += n.Count

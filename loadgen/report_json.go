@@ -67,6 +67,9 @@ type ResultJSON struct {
 	DocumentLength     int64                    `json:"document_length"`
 	Server             string                   `json:"server"`
 	Errors             Errors                   `json:"errors"`
+	Statuses           StatusClasses            `json:"status_classes"`
+	OKStatus           string                   `json:"ok_status,omitempty"`
+	Targets            []TargetResultJSON       `json:"targets,omitempty"`
 	Connects           uint64                   `json:"connects"`
 	Reconnects         uint64                   `json:"reconnects"`
 	Incomplete         uint64                   `json:"incomplete"`
@@ -78,6 +81,17 @@ type ResultJSON struct {
 	Generator          GeneratorUse             `json:"generator,omitzero"`
 	RateSamples        []float64                `json:"rate_samples"`
 	Histograms         map[string]HistogramJSON `json:"histograms"`
+}
+
+// TargetResultJSON is a TargetResult in JSON form; its latency is in
+// microseconds, as every histogram's.
+type TargetResultJSON struct {
+	Method   string        `json:"method"`
+	URL      string        `json:"url"`
+	Requests uint64        `json:"requests"`
+	Errors   uint64        `json:"errors"`
+	Statuses StatusClasses `json:"status_classes"`
+	Latency  HistogramJSON `json:"latency"`
 }
 
 // DrainJSON is Result.Drain in JSON form.
@@ -98,6 +112,7 @@ func (res *Result) JSON() (ResultJSON, error) {
 		Requests: res.Requests, Sent: res.Sent, Bytes: res.Bytes, BodyBytes: res.BodyBytes,
 		KeepAliveResponses: res.KeepAliveResponses, LengthMismatches: res.LengthMismatches,
 		DocumentLength: res.DocumentLength, Server: res.Server, Errors: res.Errors,
+		Statuses: res.Statuses, OKStatus: res.OKStatus,
 		Connects: res.Connects, Reconnects: res.Reconnects, Incomplete: res.Incomplete, Missed: res.Missed,
 		Dropped: res.Dropped, OpenFiles: res.OpenFiles, Generator: res.Generator, RateSamples: res.RateSamples,
 		Histograms: map[string]HistogramJSON{},
@@ -110,6 +125,17 @@ func (res *Result) JSON() (ResultJSON, error) {
 			return out, err
 		}
 		out.Drain.Latency = s
+	}
+	for _, t := range res.Targets {
+		tj := TargetResultJSON{Method: t.Method, URL: t.URL, Requests: t.Requests, Errors: t.Errors, Statuses: t.Statuses}
+		if t.Latency != nil {
+			s, err := SummarizeHistogram(t.Latency)
+			if err != nil {
+				return out, err
+			}
+			tj.Latency = s
+		}
+		out.Targets = append(out.Targets, tj)
 	}
 	if res.TLS != (TLSStats{}) {
 		ts := res.TLS

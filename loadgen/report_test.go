@@ -74,7 +74,22 @@ func goldenResult() *loadgen.Result {
 	for i := int64(0); i < 64; i++ {
 		record(drain, 1000+i*10)
 	}
+	// Two targets, the first with the 4xx and 5xx responses.
+	var targets []loadgen.TargetResult
+	for k, path := range []string{"/examples/servlets/servlet/HelloWorldExample", "/examples/jsp/"} {
+		lat := hdrhistogram.New(loadgen.HistLowest, loadgen.HistHighest, loadgen.TargetHistSigFigs)
+		for i := int64(0); i < 10000; i++ {
+			record(lat, 50+(i*i)%2000000/(1+i%7)+int64(k)*100)
+		}
+		targets = append(targets, loadgen.TargetResult{Method: "GET", URL: "http://127.0.0.1:8080" + path, Requests: 10000, Latency: lat})
+	}
+	targets[0].Statuses = loadgen.StatusClasses{Success: 9990, Redirection: 3, ClientError: 5, ServerError: 2}
+	targets[0].Errors = 7 + 5 // statuses, and socket errors
+	targets[1].Statuses = loadgen.StatusClasses{Success: 10000}
+	targets[1].Errors = 5
 	return &loadgen.Result{
+		Statuses: loadgen.StatusClasses{Success: 19990, Redirection: 3, ClientError: 5, ServerError: 2},
+		OKStatus: loadgen.DefaultOKStatus, Targets: targets,
 		TLS:   loadgen.TLSStats{Handshakes: 70, Resumed: 6, Version: "TLS 1.3", CipherSuite: "TLS_AES_128_GCM_SHA256"},
 		Drain: loadgen.Drain{Requests: 64, Errors: 1, Timeouts: 2, Elapsed: 1500 * time.Millisecond, Latency: drain},
 		URL:   "http://127.0.0.1:8080/examples/servlets/servlet/HelloWorldExample", Method: "GET",
@@ -136,6 +151,7 @@ func TestWrkReportGolden(t *testing.T) {
 func TestWrkReportNoErrors(t *testing.T) {
 	r := goldenResult()
 	r.Errors = loadgen.Errors{}
+	r.Statuses, r.Targets = loadgen.StatusClasses{Success: r.Requests}, nil
 	var buf bytes.Buffer
 	require.NoError(t, loadgen.WriteWrk(&buf, r, loadgen.WrkOptions{}))
 	golden(t, "TestWrkReportNoErrors", buf.Bytes())

@@ -62,7 +62,17 @@ func WriteWrk(w io.Writer, res *Result, opt WrkOptions) error {
 		fmt.Fprintf(b, "  TLS handshake errors: %d\n", e.TLS)
 	}
 	if e.Status > 0 {
-		fmt.Fprintf(b, "  Non-2xx or 3xx responses: %d\n", e.Status)
+		if res.OKStatus == "" || res.OKStatus == DefaultOKStatus {
+			fmt.Fprintf(b, "  Non-2xx or 3xx responses: %d\n", e.Status)
+		} else {
+			fmt.Fprintf(b, "  Responses outside the OK statuses (%s): %d\n", res.OKStatus, e.Status)
+		}
+	}
+	if st := res.Statuses; st != (StatusClasses{}) && st.Success != res.Requests {
+		fmt.Fprintf(b, "  Status classes: %s\n", st)
+	}
+	if len(res.Targets) > 0 {
+		writeTargets(b, res.Targets)
 	}
 	if d := res.Drain; d.Requests+d.Errors+d.Timeouts > 0 {
 		fmt.Fprintf(b, "  Drained after the window in %s: %d responses, %d errors, %d timeouts (not counted above)\n",
@@ -194,4 +204,18 @@ func sampleStats(xs []float64) (mean, sd, max, within float64) {
 		}
 	}
 	return mean, sd, max, 100 * float64(n) / float64(len(xs))
+}
+
+// writeTargets writes one line per target: its requests, errors, status
+// classes and corrected latency.
+func writeTargets(b *bufio.Writer, ts []TargetResult) {
+	fmt.Fprintf(b, "  Targets:\n")
+	for i, t := range ts {
+		var p50, p99, max float64
+		if h := t.Latency; h != nil && h.TotalCount() > 0 {
+			p50, p99, max = float64(h.ValueAtQuantile(50)), float64(h.ValueAtQuantile(99)), float64(h.Max())
+		}
+		fmt.Fprintf(b, "    %d %s %s: %d requests, %d errors, %s; p50 %s, p99 %s, max %s\n", i+1, t.Method, t.URL,
+			t.Requests, t.Errors, t.Statuses, FormatTimeUS(p50), FormatTimeUS(p99), FormatTimeUS(max))
+	}
 }

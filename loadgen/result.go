@@ -28,7 +28,7 @@ type Errors struct {
 	Read    uint64 `json:"read"`    // read failed, the server reset or closed mid-response, or the response was malformed
 	Write   uint64 `json:"write"`   // write failed
 	Timeout uint64 `json:"timeout"` // no complete response within Config.Timeout
-	Status  uint64 `json:"status"`  // responses with a status outside 200-399
+	Status  uint64 `json:"status"`  // responses with a status outside Config.OKStatus (default 200-399)
 	// TLS counts failed TLS handshakes (certificate rejected, alert,
 	// timeout, connection closed during the handshake).
 	TLS uint64 `json:"tls"`
@@ -127,7 +127,15 @@ type Result struct {
 	DocumentLength int64
 	Server         string
 
-	Errors     Errors
+	Errors Errors
+	// Statuses counts the measured responses by status class, errors
+	// (outside OKStatus) or not.
+	Statuses StatusClasses
+	// OKStatus is Config.OKStatus in its text form ("2xx,3xx").
+	OKStatus string
+	// Targets has one entry per Config.Targets entry, in order, when the
+	// run had more than one; nil otherwise.
+	Targets    []TargetResult
 	Connects   uint64 // successful connects
 	Reconnects uint64 // connections the server closed and Run reopened
 	// Incomplete counts requests still in flight when the run ended
@@ -160,6 +168,28 @@ type Result struct {
 	Generator GeneratorUse
 }
 
+// TargetResult is what one of several targets measured, over the measured
+// window as Result's counts.
+type TargetResult struct {
+	Method, URL string // the target's, as in Config.Targets (Method "GET" when empty)
+	Requests    uint64 // responses completed
+	// Errors counts its responses outside Config.OKStatus and its sent
+	// requests that failed (read, write, timeout).
+	Errors   uint64
+	Statuses StatusClasses
+	// Latency is the corrected latency (µs) of its responses, with 2
+	// significant digits (a histogram per target and event loop).
+	Latency *hdrhistogram.Histogram
+}
+
+// TargetHistSigFigs is the precision of TargetResult.Latency: 2
+// significant digits keep a target's histogram at about 32 KB.
+const TargetHistSigFigs = 2
+
+func newTargetHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(HistLowest, HistHighest, TargetHistSigFigs)
+}
+
 // Drain counts the requests sent in the measured window that were still in
 // flight at its end, by what became of them in the drain that follows (at
 // most Config.Timeout long). None of them is in Result.Requests, Errors,
@@ -167,7 +197,7 @@ type Result struct {
 type Drain struct {
 	Requests uint64 // completed responses
 	// Errors counts those that failed (socket errors or a status outside
-	// 200-399) and Timeouts those that timed out.
+	// Config.OKStatus) and Timeouts those that timed out.
 	Errors   uint64
 	Timeouts uint64
 	Elapsed  time.Duration // from the window's end to the last of them
@@ -234,3 +264,10 @@ func sortErrnos(m map[errnoKey]uint64) []ErrnoCount {
 }
 
 type errnoKey struct{ class, errno string }
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

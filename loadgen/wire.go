@@ -19,6 +19,8 @@ type configJSON struct {
 	Method           string        `json:"method,omitempty"`
 	Headers          []Header      `json:"headers,omitempty"`
 	Body             []byte        `json:"body,omitempty"`
+	Targets          []targetJSON  `json:"targets,omitempty"`
+	OKStatus         StatusSet     `json:"ok_status,omitzero"`
 	Connections      int           `json:"connections,omitempty"`
 	Threads          int           `json:"threads,omitempty"`
 	Rate             float64       `json:"rate,omitempty"`
@@ -35,6 +37,14 @@ type configJSON struct {
 	Interval         time.Duration `json:"interval_ns,omitempty"`
 }
 
+// targetJSON is a Target on the wire.
+type targetJSON struct {
+	Method  string   `json:"method,omitempty"`
+	URL     string   `json:"url"`
+	Headers []Header `json:"headers,omitempty"`
+	Body    []byte   `json:"body,omitempty"`
+}
+
 // WriteConfigJSON writes cfg as one JSON object, the form ReadConfigJSON
 // reads: how a tool hands a load to a worker process. A Config with a
 // Pacer or an OnInterval cannot be sent and is an error (use Rate).
@@ -47,6 +57,7 @@ func WriteConfigJSON(w io.Writer, cfg Config) error {
 	}
 	return json.NewEncoder(w).Encode(configJSON{
 		URL: cfg.URL, Insecure: cfg.Insecure, Method: cfg.Method, Headers: cfg.Headers, Body: cfg.Body,
+		Targets: targetsToJSON(cfg.Targets), OKStatus: cfg.OKStatus,
 		Connections: cfg.Connections, Threads: cfg.Threads, Rate: cfg.Rate,
 		Shard: cfg.Shard, Shards: cfg.Shards, StartAt: cfg.StartAt, Slack: cfg.Slack,
 		Duration: cfg.Duration, NoDrain: cfg.NoDrain, Requests: cfg.Requests, Warmup: cfg.Warmup,
@@ -65,9 +76,26 @@ func ReadConfigJSON(r io.Reader) (Config, error) {
 	}
 	return Config{
 		URL: c.URL, Insecure: c.Insecure, Method: c.Method, Headers: c.Headers, Body: c.Body,
+		Targets: targetsFromJSON(c.Targets), OKStatus: c.OKStatus,
 		Connections: c.Connections, Threads: c.Threads, Rate: c.Rate,
 		Shard: c.Shard, Shards: c.Shards, StartAt: c.StartAt, Slack: c.Slack,
 		Duration: c.Duration, NoDrain: c.NoDrain, Requests: c.Requests, Warmup: c.Warmup,
 		DisableKeepAlive: c.DisableKeepAlive, Timeout: c.Timeout, Interval: c.Interval,
 	}, nil
+}
+
+func targetsToJSON(ts []Target) []targetJSON {
+	var out []targetJSON
+	for _, t := range ts {
+		out = append(out, targetJSON(t))
+	}
+	return out
+}
+
+func targetsFromJSON(ts []targetJSON) []Target {
+	var out []Target
+	for _, t := range ts {
+		out = append(out, Target(t))
+	}
+	return out
 }

@@ -34,6 +34,12 @@ func filled(t *testing.T) loadgen.Config {
 			f.Set(reflect.ValueOf(time.Date(2026, 12, 3, 18, 0, 0, 123456789, time.UTC)))
 		case f.Type() == reflect.TypeOf([]loadgen.Header{}):
 			f.Set(reflect.ValueOf([]loadgen.Header{{Name: "X-Step", Value: "threads"}}))
+		case f.Type() == reflect.TypeOf([]loadgen.Target{}):
+			f.Set(reflect.ValueOf([]loadgen.Target{{Method: "POST", URL: "/orders", Headers: []loadgen.Header{{Name: "X-A", Value: "1"}}, Body: []byte("{}")}}))
+		case f.Type() == reflect.TypeOf(loadgen.StatusSet{}):
+			ok, err := loadgen.ParseStatusSet("200,204,3xx")
+			require.NoError(t, err)
+			f.Set(reflect.ValueOf(ok))
 		case f.Kind() == reflect.String:
 			f.SetString("value-of-" + name)
 		case f.Kind() == reflect.Bool:

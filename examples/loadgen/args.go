@@ -18,9 +18,10 @@ import (
 
 // errLuaScript is returned by parseWrkArgs for -s/--script: wrk's Lua
 // scripting is not supported. What a script usually sets has a flag: the
-// method -m/--method, headers -H, the body --body; anything else, import
+// method -m/--method, headers -H, the body --body or --body-file, a mix of
+// requests --targets FILE (vegeta's format); anything else, import
 // the loadgen package and build the Config in Go.
-var errLuaScript = errors.New("Lua scripts (-s) are not supported: use -m, -H and --body")
+var errLuaScript = errors.New("Lua scripts (-s) are not supported: use -m, -H and --body, or --targets FILE for a mix")
 
 // wrkArgs is a wrk2 command line, parsed.
 type wrkArgs struct {
@@ -35,6 +36,9 @@ type wrkArgs struct {
 	Hlog string
 	// Plot is the SVG file to draw the latency percentiles in (--plot).
 	Plot string
+	// Targets is the targets file (--targets FILE) Config.Targets was
+	// read from.
+	Targets string
 }
 
 // abArgs is an ApacheBench command line, parsed.
@@ -159,7 +163,10 @@ var wrkSpecs = []optSpec{
 	{"R", "rate", "N", "requests/s of the open model over all connections, latency corrected for coordinated omission (wrk2's -R; 500k); without -R a closed loop, as fast as the server answers"},
 	{"H", "header", "HEADER", helpHeader},
 	{"m", "method", "METHOD", "request method (default GET)"},
-	{"", "body", "S", "request body"},
+	{"", "body", "S", "request body (default: none)"},
+	{"", "body-file", "FILE", "request body: the bytes of FILE (default: none)"},
+	{"", "targets", "FILE", "send the requests of a vegeta targets file in turn on each connection, instead of URL, -m and --body; -H adds to each (default: none)"},
+	{"", "ok-status", "LIST", fmt.Sprintf("statuses that are not errors: codes, classes, ranges, e.g. 200,204,3xx (default %s)", loadgen.DefaultOKStatus)},
 	{"T", "timeout", "T", fmt.Sprintf("request timeout: %s (default %s)", timeHelp, loadgen.DefaultTimeout)},
 	{"L", "latency", "", "print the latency distribution"},
 	{"U", "u_latency", "", "also print the uncorrected latency distribution (implies -L)"},
@@ -171,7 +178,7 @@ var wrkSpecs = []optSpec{
 	{"", "shard", "i/n", "with -R: send shard i (0-based) of n of the one schedule, for one load from n machines (n alone: i from JOB_COMPLETION_INDEX)"},
 	{"", "start-at", "TIME", "start at this wall-clock time, RFC 3339 or Unix seconds (shards started together)"},
 	{"", "insecure", "", "accept any certificate (a self-signed one) of an https:// URL"},
-	{"s", "script", "FILE", "wrk's Lua script: refused (use -m, -H and --body)"},
+	{"s", "script", "FILE", "wrk's Lua script: refused (use -m, -H, --body or --targets)"},
 	{"B", "batch_latency", "", "wrk2's batch latency: refused (loadgen sends one request per connection at a time)"},
 	{"v", "version", "", cliflag.VersionHelp},
 	{"h", "help", "", helpHelp},
@@ -181,7 +188,8 @@ var wrkSpecs = []optSpec{
 // e.g. the Arm Neoverse Tomcat tuning guide's "-c1280 -t128 -R500000 -d60
 // URL". Without -R the run is a closed loop as fast as the server allows,
 // as wrk's. -U implies -L, as
-// in wrk2. Extensions: -m/--method, --body, --warmup, --slack, --json,
+// in wrk2. Extensions: -m/--method, --body, --body-file FILE, --targets
+// FILE (vegeta's targets format), --ok-status LIST, --warmup, --slack, --json,
 // --hlog FILE, --plot FILE.svg, --shard i/n, --start-at TIME, --insecure
 // (accept a self-signed certificate on an https URL) (long options
 // may also be written with one dash, -hlog FILE). The URL may be empty (the caller decides what to run then).
@@ -192,8 +200,11 @@ func parseWrkArgs(args []string) (wrkArgs, error) {
 	if err != nil {
 		return w, err
 	}
+	bodyFile := ""
+	given := map[string]bool{}
 	for _, o := range opts {
 		var err error
+		given[o.name] = true
 		switch o.name {
 		case "c":
 			var n int64
@@ -227,6 +238,12 @@ func parseWrkArgs(args []string) (wrkArgs, error) {
 			w.Config.Method = o.value
 		case "body":
 			w.Config.Body = []byte(o.value)
+		case "body-file":
+			bodyFile = o.value
+		case "targets":
+			w.Targets = o.value
+		case "ok-status":
+			w.Config.OKStatus, err = loadgen.ParseStatusSet(o.value)
 		case "json":
 			w.JSON = true
 		case "hlog":
@@ -267,6 +284,19 @@ func parseWrkArgs(args []string) (wrkArgs, error) {
 	if w.Config.Slack != 0 && w.Config.Rate == 0 {
 		return w, cliflag.Usagef("--slack batches the sends of an open model: give -R, or leave --slack out")
 	}
+	if given["body"] && given["body-file"] {
+		return w, cliflag.Usagef("--body %q and --body-file %s: give one body", w.Config.Body, bodyFile)
+	}
+	if w.Targets != "" {
+		for _, o := range []struct{ name, flag string }{{"m", "-m"}, {"body", "--body"}, {"body-file", "--body-file"}} {
+			if given[o.name] {
+				return w, cliflag.Usagef("--targets %s and %s: each target has its own method and body", w.Targets, o.flag)
+			}
+		}
+		if len(operands) > 0 {
+			return w, cliflag.Usagef("--targets %s and the URL %q: the targets file has the URLs", w.Targets, operands[0])
+		}
+	}
 	switch len(operands) {
 	case 0:
 	case 1:
@@ -277,11 +307,41 @@ func parseWrkArgs(args []string) (wrkArgs, error) {
 	default:
 		return w, cliflag.Usagef("one URL expected, got %q", operands)
 	}
-	if w.Config.Insecure && !strings.HasPrefix(w.Config.URL, "https://") {
-		return w, cliflag.Usagef("--insecure accepts the certificate of an https:// URL: the URL is %q", firstNonEmpty(w.Config.URL, "the built-in http:// page"))
+	// Files last: a command line is checked whole before any is read. A
+	// file not read, or a bad targets file, is a failure (exit 1), as
+	// ab's -p.
+	if bodyFile != "" {
+		if w.Config.Body, err = os.ReadFile(bodyFile); err != nil {
+			return w, fmt.Errorf("--body-file: %w", err)
+		}
+	}
+	if w.Targets != "" {
+		if w.Config.Targets, err = loadgen.ReadTargets(w.Targets); err != nil {
+			return w, err
+		}
+	}
+	if w.Config.Insecure && !strings.HasPrefix(w.url(), "https://") {
+		return w, cliflag.Usagef("--insecure accepts the certificate of an https:// URL: the URL is %q", firstNonEmpty(w.url(), "the built-in http:// page"))
 	}
 	w.Report.Duration = w.Config.Duration
 	return w, nil
+}
+
+// url is the run's URL: the one given, or the first target's.
+func (w wrkArgs) url() string {
+	if w.Config.URL == "" && len(w.Config.Targets) > 0 {
+		return w.Config.Targets[0].URL
+	}
+	return w.Config.URL
+}
+
+// label names what the run loads, for its header and plot: the URL, or
+// the targets file.
+func (w wrkArgs) label() string {
+	if w.Targets != "" {
+		return fmt.Sprintf("%s (%d targets)", w.Targets, len(w.Config.Targets))
+	}
+	return w.Config.URL
 }
 
 var abSpecs = []optSpec{

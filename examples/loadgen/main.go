@@ -32,8 +32,9 @@ import (
 
 // usage is the synopsis -h prints before the options of the mode asked
 // about; examples/loadgen/README.md shows it verbatim (a test checks).
-const usage = `usage: loadgen [-c N] [-t N] [-d T] [-R N] [-H HEADER] [-m METHOD] [--body S] [-T T] [-L] [-U] [--warmup T] [--slack T]
-               [--json] [--hlog FILE] [--plot FILE.svg] [--shard i/n] [--start-at TIME] [--insecure] [URL]
+const usage = `usage: loadgen [-c N] [-t N] [-d T] [-R N] [-H HEADER] [-m METHOD] [--body S | --body-file FILE] [-T T] [-L] [-U] [--warmup T]
+               [--slack T] [--ok-status LIST] [--json] [--hlog FILE] [--plot FILE.svg] [--shard i/n] [--start-at TIME] [--insecure]
+               [URL | --targets FILE]
        loadgen sweep (-c 8,16,32,64 | -R 1k,2k,4k [-c N] [--slack T]) [-t N] [-d T] [--warmup T] [-H HEADER] [-m METHOD] [--body S] [-T T]
                [--pid N | --process NAME] [--json] [--plot FILE.svg] [URL]
        loadgen merge [-o merged.hlog] [--tag TAG] a.hlog b.hlog ...
@@ -79,7 +80,7 @@ func runWrk(ctx context.Context, args []string, stdout io.Writer, stderr *os.Fil
 	if err != nil || w.Help || w.Version {
 		return answer(err, stdout, w.Help, w.Version, "wrk2 mode", wrkSpecs)
 	}
-	if w.Config.URL == "" {
+	if w.Config.URL == "" && len(w.Config.Targets) == 0 {
 		hello, err := loadgen.StartHelloWorld("127.0.0.1:0")
 		if err != nil {
 			return err
@@ -89,7 +90,7 @@ func runWrk(ctx context.Context, args []string, stdout io.Writer, stderr *os.Fil
 		fmt.Fprintf(stderr, "no URL: serving Tomcat's HelloWorldExample page at %s\nrunning: loadgen %s %s\n\n", hello.URL, strings.Join(args, " "), hello.URL)
 	}
 	if !w.JSON {
-		loadgen.WriteWrkHeader(stdout, w.Config.URL, w.Config.Duration, w.Config.Threads, w.Config.Connections)
+		loadgen.WriteWrkHeader(stdout, w.label(), w.Config.Duration, w.Config.Threads, w.Config.Connections)
 	}
 	prog := progress(stderr)
 	w.Config.OnInterval = prog
@@ -119,7 +120,7 @@ func runWrk(ctx context.Context, args []string, stdout io.Writer, stderr *os.Fil
 		}
 	}
 	if w.Plot != "" {
-		if err := writeRunPlot(w.Plot, w.Config.URL, res); err != nil {
+		if err := writeRunPlot(w.Plot, w.label(), res); err != nil {
 			return err
 		}
 	}
