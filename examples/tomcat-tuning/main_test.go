@@ -523,14 +523,14 @@ func startAccessLogStep(t *testing.T, ctx context.Context, in *tomcatconf.Instan
 		"-repeat", "2", "-duration", "2s", "-warmup", "15s", "-warmup-interval", "1s", "-latency-rate", "200", "-connections", "8")
 }
 
-// testApplyHotplug restricts Tomcat to CPU 0 the seeds' way, taking cpu1
+// TestApplyHotplug restricts Tomcat to CPU 0 the seeds' way, taking cpu1
 // offline for the baseline measurement, and checks it is back online
 // afterwards. A load in the study's process, or in a namespace on this
 // host, would then run on Tomcat's one CPU, which -apply refuses (issue
 // 25). With -load-shares-cpus it measures anyway, the study in a server
 // namespace and the load from a client namespace (-load-netns), and
 // marks every figure.
-func testApplyHotplug(t *testing.T) {
+func TestApplyHotplug(t *testing.T) {
 	testutil.RequireHostTests(t)
 	bin := program(t)
 	in, port, orig := tomcatBase(t)
