@@ -208,6 +208,9 @@ type Container struct {
 	// systemd-nspawn (in its own mount namespace), or it would wait for
 	// udev to initialise them.
 	Interfaces []string
+	// LockWait is how long the last Boot waited for the boot lock, held
+	// by another container's boot until it stopped.
+	LockWait time.Duration
 
 	rootfs, work, merged string
 
@@ -264,12 +267,14 @@ func (c *Container) Boot(ctx context.Context, lockDir string, timeout time.Durat
 	if timeout == 0 {
 		timeout = DefaultBootTimeout
 	}
+	tl := time.Now()
 	unlock, err := Lock(ctx, filepath.Join(lockDir, ".boot.lock"), lockWait)
 	if err != nil {
 		return 0, err
 	}
 	c.unlock = unlock
 	t0 := time.Now()
+	c.LockWait = t0.Sub(tl)
 	// The overlay is mounted in the shell's new, private mount namespace,
 	// which systemd-nspawn inherits by exec: it goes away with them.
 	script := `mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3" "$4" && shift 3 && exec systemd-nspawn -D "$@"`

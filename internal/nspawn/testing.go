@@ -62,8 +62,8 @@ func ForTestContainer(t testing.TB, prepare func(c *Container) error) *Container
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("nspawn: %s booted in %s (systemd-nspawn PID %d, container PID 1 is host PID %d)",
-		c.Machine, took.Round(time.Millisecond), c.NspawnPID(), c.Leader())
+	t.Logf("nspawn: %s booted in %s after %s waiting for the boot lock (systemd-nspawn PID %d, container PID 1 is host PID %d)",
+		c.Machine, took.Round(time.Millisecond), c.LockWait.Round(time.Millisecond), c.NspawnPID(), c.Leader())
 	t.Cleanup(func() {
 		t0 := time.Now()
 		if err := c.Stop(context.Background()); err != nil {
