@@ -62,7 +62,7 @@ func twoClientsConfig(t *testing.T, cli, cli2 sshClientHost) string {
 	return config
 }
 
-// shardLine is one "shards:" line of the study's log (study.ShardLine).
+// shardLine is one "shards:" line of the study's log (remoteload.ShardLine).
 var shardLine = regexp.MustCompile(`shards: (.*); common window ([0-9.]+)s: (\d+) responses, ([0-9.]+) req/s, merged p50 (\d+)us p99 (\d+)us`)
 var shardPart = regexp.MustCompile(`(\S+) (\d+) responses in ([0-9.]+)s \(p50 (\d+)us p99 (\d+)us\)`)
 

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/remoteload"
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/loadgen"
 )
@@ -118,13 +118,13 @@ func TestIntegrationLoadBoundWorker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	light, err := study.NetNSLoad{Exe: clientWorker(t, bin, n.cli, false)}.Run(ctx, loadgen.Config{URL: hw.URL, Rate: 100, Connections: 4, Duration: 1500 * time.Millisecond})
+	light, err := remoteload.NetNSLoad{Exe: clientWorker(t, bin, n.cli, false)}.Run(ctx, loadgen.Config{URL: hw.URL, Rate: 100, Connections: 4, Duration: 1500 * time.Millisecond})
 	require.NoError(t, err)
 	assert.Equal(t, 1, light.Generator.CPUs, "the worker runs pinned to one CPU")
 	t.Logf("light: %.0f req/s of %.0f, generator CPU %.1f %%, %s", light.AchievedRate, light.OfferedRate, light.Generator.Percent(), loadgen.LoadBound(light))
 	assert.Empty(t, loadgen.LoadBound(light), "100 req/s is well within the worker's means")
 
-	heavy, err := study.NetNSLoad{Exe: clientWorker(t, bin, n.cli, true)}.Run(ctx, loadgen.Config{URL: hw.URL, Rate: 40000, Connections: 8, Duration: 1500 * time.Millisecond})
+	heavy, err := remoteload.NetNSLoad{Exe: clientWorker(t, bin, n.cli, true)}.Run(ctx, loadgen.Config{URL: hw.URL, Rate: 40000, Connections: 8, Duration: 1500 * time.Millisecond})
 	require.NoError(t, err)
 	lag := time.Duration(heavy.Histograms.Lag.ValueAtQuantile(99)) * time.Microsecond
 	t.Logf("heavy: %.0f req/s of %.0f, generator CPU %.1f %% of %d, lag p99 %s, missed %d: %q",

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/remoteload"
 	"github.com/nettune/nettune/loadgen"
 )
 
@@ -102,14 +102,14 @@ func TestWorkerResultJSONFaithful(t *testing.T) {
 // not the study's JSON, and says where it looked.
 func TestLoadWorkerRejectsBadRequest(t *testing.T) {
 	var out bytes.Buffer
-	err := study.RunWorker(context.Background(), strings.NewReader(`{"url":"http://127.0.0.1:1/","rate_per_s":5}`), &out)
+	err := remoteload.RunWorker(context.Background(), strings.NewReader(`{"url":"http://127.0.0.1:1/","rate_per_s":5}`), &out)
 	assert.ErrorContains(t, err, "standard input: loadgen: read a load Config (JSON)")
 	assert.ErrorContains(t, err, "rate_per_s")
 	assert.Zero(t, out.Len())
 }
 
 // workerProcs returns the PIDs of processes running bin (by
-// /proc/PID/exe) as a load worker (its last argument study.WorkerArg).
+// /proc/PID/exe) as a load worker (its last argument remoteload.WorkerArg).
 // The package's lanes run studies of the same binary beside each other
 // (lanes_test.go): a study is not a worker, and a test ends only the
 // workers its own lane started.
@@ -121,7 +121,7 @@ func workerProcs(t *testing.T, bin string) []int {
 			return false
 		}
 		cmdline, err := os.ReadFile(filepath.Join(dir, "cmdline"))
-		return err == nil && strings.HasSuffix(string(cmdline), "\x00"+study.WorkerArg+"\x00")
+		return err == nil && strings.HasSuffix(string(cmdline), "\x00"+remoteload.WorkerArg+"\x00")
 	})
 }
 
@@ -170,7 +170,7 @@ func TestLoadWorkerProcess(t *testing.T) {
 	hw, err := loadgen.StartHelloWorld("127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { hw.Close() })
-	l := study.NetNSLoad{Exe: bin}
+	l := remoteload.NetNSLoad{Exe: bin}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
@@ -187,7 +187,7 @@ func TestLoadWorkerProcess(t *testing.T) {
 	assert.ErrorContains(t, err, "want an http:// or https:// URL", "the worker's own message")
 	assert.ErrorContains(t, err, "exit status 1")
 
-	_, err = study.NetNSLoad{Exe: filepath.Join(t.TempDir(), "missing")}.Run(ctx, loadgen.Config{URL: hw.URL, Duration: time.Second})
+	_, err = remoteload.NetNSLoad{Exe: filepath.Join(t.TempDir(), "missing")}.Run(ctx, loadgen.Config{URL: hw.URL, Duration: time.Second})
 	assert.ErrorContains(t, err, "no such file")
 
 	// Cancelled while it runs a long load: stopped, waited for, gone.
@@ -219,7 +219,7 @@ func TestLoadWorkerSessionEnd(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { hw.Close() })
 
-	res, err := study.NetNSLoad{Exe: bin}.Run(context.Background(), loadgen.Config{URL: hw.URL, Rate: 200, Connections: 2, Duration: 500 * time.Millisecond})
+	res, err := remoteload.NetNSLoad{Exe: bin}.Run(context.Background(), loadgen.Config{URL: hw.URL, Rate: 200, Connections: 2, Duration: 500 * time.Millisecond})
 	require.NoError(t, err, "the pipe stays open until the Result")
 	assert.Greater(t, res.Generator.CPUs, 0, "the worker's CPUs")
 	// The open loop's last send is due one interval (5 ms at 200/s)
@@ -227,7 +227,7 @@ func TestLoadWorkerSessionEnd(t *testing.T) {
 	assert.GreaterOrEqual(t, res.Generator.Wall, 500*time.Millisecond-time.Second/200)
 	assert.Greater(t, res.Generator.CPU, time.Duration(0))
 
-	cmd := exec.Command(bin, study.WorkerArg)
+	cmd := exec.Command(bin, remoteload.WorkerArg)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	var stderr syncBuffer

@@ -12,14 +12,15 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/remoteload"
 	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
 	"github.com/nettune/nettune/internal/cliflag"
 	"github.com/nettune/nettune/tuning"
 )
 
 func main() {
-	if len(os.Args) == 2 && os.Args[1] == study.WorkerArg {
-		os.Exit(study.WorkerMain())
+	if len(os.Args) == 2 && os.Args[1] == remoteload.WorkerArg {
+		os.Exit(remoteload.WorkerMain())
 	}
 	c, err := parseArgs(os.Args[1:], os.Stdout)
 	if err != nil {

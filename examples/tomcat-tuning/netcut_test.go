@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/remoteload"
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/loadgen"
 	"github.com/nettune/nettune/tuning"
@@ -91,7 +91,7 @@ func testLoadHostNetworkCut(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, text, "client "+cli2.loadHost+" (ssh)", "the error names the host")
 	assert.Contains(t, text, "ssh failed: the session or the connection ended", "and what failed")
-	assert.Contains(t, text, "reverted, except what the journal still holds ("+study.StepLoadHost+"): run -revert -journal "+journal)
+	assert.Contains(t, text, "reverted, except what the journal still holds ("+remoteload.StepLoadHost+"): run -revert -journal "+journal)
 	assert.NotContains(t, text, "every change reverted")
 	assert.Regexp(t, `removed /\S+/tomcat-tuning-worker\.\S+ from `+regexp.QuoteMeta(cli.loadHost), text, "the first client's directory goes at the end")
 	got, rerr := os.ReadFile(in.ServerXML())
@@ -119,7 +119,7 @@ func testLoadHostNetworkCut(t *testing.T) {
 			pending = append(pending, e.Step)
 		}
 	}
-	assert.Equal(t, []string{study.StepLoadHost}, pending, "only the cut client's directory is pending")
+	assert.Equal(t, []string{remoteload.StepLoadHost}, pending, "only the cut client's directory is pending")
 
 	// The link back, -revert removes the directory; the client's session
 	// ends once its retransmissions reach the server.
@@ -129,7 +129,7 @@ func testLoadHostNetworkCut(t *testing.T) {
 	rout, err := rev.CombinedOutput()
 	t.Logf("tomcat-tuning -revert:\n%s", rout)
 	require.NoError(t, err)
-	assert.Contains(t, string(rout), "reverted "+study.StepLoadHost)
+	assert.Contains(t, string(rout), "reverted "+remoteload.StepLoadHost)
 	assert.Empty(t, cli2.workerDirs(), "-revert removed the worker's directory")
 	pdeadline := time.Now().Add(60 * time.Second)
 	for len(procsInNetNS(t, n.path(n2.cli))) > 1 && time.Now().Before(pdeadline) {

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/remoteload"
 	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/loadgen"
@@ -314,7 +315,7 @@ func testLoadNetNSCancel(t *testing.T) {
 	t.Cleanup(func() { assert.Empty(t, workerProcs(t, bin), "a load worker was left running") })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	l := study.NetNSLoad{NetNS: n.cli, Exe: bin}
+	l := remoteload.NetNSLoad{NetNS: n.cli, Exe: bin}
 
 	// Refused connections for a minute, unless cancelled.
 	lctx, lcancel := context.WithCancel(ctx)
@@ -337,7 +338,7 @@ func testLoadNetNSCancel(t *testing.T) {
 	assert.Empty(t, procsInNetNS(t, n.path(n.cli)), "nothing left in %s", n.cli)
 
 	// A worker that cannot start in the namespace says which and why.
-	_, err = study.NetNSLoad{NetNS: n.cli + "-missing", Exe: bin}.Run(ctx, loadgen.Config{URL: "http://" + n.srvAddr + ":9/", Duration: time.Second})
+	_, err = remoteload.NetNSLoad{NetNS: n.cli + "-missing", Exe: bin}.Run(ctx, loadgen.Config{URL: "http://" + n.srvAddr + ":9/", Duration: time.Second})
 	assert.ErrorContains(t, err, "network namespace "+n.cli+"-missing")
 	assert.ErrorContains(t, err, "exit status")
 }

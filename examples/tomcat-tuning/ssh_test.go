@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/remoteload"
 	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/loadgen"
@@ -145,7 +146,7 @@ func copiedWorker(t *testing.T, path string) int {
 			continue
 		}
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-		if strings.HasSuffix(string(cmdline), study.WorkerArg+"\x00") {
+		if strings.HasSuffix(string(cmdline), remoteload.WorkerArg+"\x00") {
 			return pid
 		}
 	}
@@ -279,7 +280,7 @@ poll:
 		assert.True(t, e.Reverted, "journal entry %s not reverted", e.Step)
 		kinds[e.Step] = true
 	}
-	assert.True(t, kinds[study.StepLoadHost], "the client's directory is journalled: %v", kinds)
+	assert.True(t, kinds[remoteload.StepLoadHost], "the client's directory is journalled: %v", kinds)
 
 	// Nothing left on the client: sshd alone in its namespace, no
 	// worker directory.
@@ -398,7 +399,7 @@ func testLoadHostKillThenRevert(t *testing.T) {
 	rout, err := rev.CombinedOutput()
 	t.Logf("tomcat-tuning -revert:\n%s", rout)
 	require.NoError(t, err)
-	assert.Contains(t, string(rout), "reverted "+study.StepLoadHost)
+	assert.Contains(t, string(rout), "reverted "+remoteload.StepLoadHost)
 	assert.Empty(t, cli.workerDirs(), "-revert removed the worker's directory")
 	got, err := os.ReadFile(in.ServerXML())
 	require.NoError(t, err)

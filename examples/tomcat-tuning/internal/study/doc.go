@@ -27,7 +27,8 @@
 //  4. Revert undoes what a journal records, after a kill or -keep.
 //
 // Options holds every flag and checks them all in Check, before anything
-// is read or changed. Loads run here, or in a worker process inside a
-// network namespace (NetNSLoad, WorkerMain), handed the Config in
-// loadgen's wire form.
+// is read or changed. Loads run here, or elsewhere through
+// internal/remoteload: in a worker process inside a network namespace
+// (remoteload.NetNSLoad) or on client machines over ssh
+// (remoteload.Clients); this package starts no ssh or scp itself.
 package study

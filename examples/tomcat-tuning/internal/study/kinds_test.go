@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/remoteload"
 	"github.com/nettune/nettune/internal/cpuset"
 	"github.com/nettune/nettune/nic"
 	"github.com/nettune/nettune/numa"
@@ -181,7 +182,7 @@ func TestJournalKinds(t *testing.T) {
 		"persist-file":      tuning.FileEdit{}.Kind(),
 		"tuned-activation":  tuning.TunedActivation{}.Kind(),
 		"cpu-affinity":      numa.PinChange{}.Kind(),
-		KindRemoteDir:       KindRemoteDir,
+		"ssh-worker-dir":    remoteload.KindRemoteDir,
 		"file":              "file",
 	} {
 		assert.Equal(t, kind, got)

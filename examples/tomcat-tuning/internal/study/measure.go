@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/remoteload"
 	"github.com/nettune/nettune/internal/cpuset"
 	"github.com/nettune/nettune/loadgen"
 	"github.com/nettune/nettune/nic"
@@ -278,7 +279,7 @@ func (r *run) runLoad(ctx context.Context, cfg loadgen.Config) (*loadgen.Result,
 		return r.clients.Run(ctx, cfg)
 	}
 	if r.o.LoadNetNS != "" {
-		return NetNSLoad{NetNS: r.o.LoadNetNS}.Run(ctx, cfg)
+		return remoteload.NetNSLoad{NetNS: r.o.LoadNetNS}.Run(ctx, cfg)
 	}
 	return loadgen.Run(ctx, cfg)
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/remoteload"
 	"github.com/nettune/nettune/internal/cliflag"
 	"github.com/nettune/nettune/internal/statedir"
 	"github.com/nettune/nettune/loadgen"
@@ -116,10 +117,11 @@ type Options struct {
 	// then marked (Results.SharedCPUs).
 	LoadSharesCPUs bool
 	// LoadHost runs every load on this client machine, [USER@]HOST[:PORT],
-	// through OpenSSH's ssh (SSHClient), or on several, comma-separated,
-	// one shard each (Clients); SSHConfig is passed as ssh -F;
-	// LoadWorker is the worker binary copied there (default: the study's
-	// own, for a client of this machine's architecture).
+	// through OpenSSH's ssh (remoteload.SSHClient), or on several,
+	// comma-separated, one shard each (remoteload.Clients); SSHConfig is
+	// passed as ssh -F; LoadWorker is the worker binary copied there
+	// (default: the study's own, for a client of this machine's
+	// architecture).
 	LoadHost, SSHConfig, LoadWorker string
 	// Search is SearchOn to measure candidates where the guide applies a
 	// rule (maxThreads, the queue count) and keep the best, SearchOff to
@@ -337,7 +339,7 @@ func (o Options) checkLoadHostValues() error {
 		}
 		return nil
 	}
-	hosts, err := ParseLoadHosts(o.LoadHost, o.SSHConfig)
+	hosts, err := remoteload.ParseLoadHosts(o.LoadHost, o.SSHConfig)
 	if err != nil {
 		return err
 	}
@@ -376,7 +378,7 @@ func (o Options) checkLoadHostEnv() error {
 		}
 	}
 	if o.LoadWorker != "" {
-		if _, err := elfArch(o.LoadWorker); err != nil {
+		if _, err := remoteload.ELFArch(o.LoadWorker); err != nil {
 			return fmt.Errorf("-load-worker: %w", err)
 		}
 	}
@@ -415,7 +417,7 @@ func checkTarget(h Host) error {
 // checkLoadNetNSName checks -load-netns is a namespace's name.
 func (o Options) checkLoadNetNSName() error {
 	if name := o.LoadNetNS; name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
-		return fmt.Errorf("-load-netns %q: want the name of a namespace in %s (as `ip netns list` shows it)", name, netnsDir)
+		return fmt.Errorf("-load-netns %q: want the name of a namespace in %s (as `ip netns list` shows it)", name, remoteload.NetNSDir)
 	}
 	return nil
 }
@@ -430,7 +432,7 @@ func (o Options) checkLoadNetNSEnv() error {
 	if _, err := exec.LookPath("ip"); err != nil {
 		return fmt.Errorf("-load-netns %q runs the load through `ip netns exec`: %w (install iproute2)", name, err)
 	}
-	if _, err := os.Stat(filepath.Join(netnsDir, name)); err != nil {
+	if _, err := os.Stat(filepath.Join(remoteload.NetNSDir, name)); err != nil {
 		return fmt.Errorf("-load-netns %q: %w (create it with `ip netns add %s`, with a route to the URL's host)", name, err, name)
 	}
 	return nil

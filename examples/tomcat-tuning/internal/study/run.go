@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/remoteload"
 	"github.com/nettune/nettune/internal/cpuset"
 	"github.com/nettune/nettune/internal/httpready"
 	"github.com/nettune/nettune/internal/lockfile"
@@ -120,7 +121,7 @@ type run struct {
 	// place.Load before each measurement.
 	pinLoad bool
 	// clients are -load-host's clients, once their workers are in place.
-	clients *Clients
+	clients *remoteload.Clients
 	// searches are the searches done so far.
 	searches []Search
 	// sizing is the load sizing of the baseline (-connections 0); nil
@@ -618,93 +619,18 @@ func hostWide(h Host, o Options, steps []tuning.Step) bool {
 }
 
 // setupClient puts the worker on each of -load-host's clients
-// (SSHClient.Setup), journaling each directory in j when not nil, and
-// measures each client's clock offset (MeasureClock), printed with its
-// uncertainty. It returns the function that removes the directories (and
-// marks their records reverted) at the end of the run; on an error the
-// directories already made are removed.
+// (remoteload.Connect), journaling each directory in j when not nil. It
+// returns the function that removes the directories (and marks their
+// records reverted) at the end of the run.
 func (r *run) setupClient(ctx context.Context, j *tuning.Journal) (func(), error) {
-	hosts, err := ParseLoadHosts(r.o.LoadHost, r.o.SSHConfig)
+	hosts, err := remoteload.ParseLoadHosts(r.o.LoadHost, r.o.SSHConfig)
 	if err != nil {
 		return nil, err
 	}
-	exe := r.o.LoadWorker
-	if exe == "" {
-		if exe, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("the study's binary, to copy to %s: %w", r.o.LoadHost, err)
-		}
-	}
-	// A client of another architecture gets a worker built for it, when
-	// the study's own binary is the worker and Go and this module's source
-	// are at hand (under go run); the builds are removed once copied.
-	var builder *WorkerBuilder
-	if r.o.LoadWorker == "" {
-		out, err := os.MkdirTemp("", "tomcat-tuning-workers-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(out)
-		builder = &WorkerBuilder{Out: out}
-	}
-	cs := &Clients{Log: r.log}
-	var seqs []int
-	done := func() {
-		for i, c := range cs.Hosts {
-			if err := c.Cleanup(context.Background()); err != nil {
-				fmt.Fprintf(r.log, "remove the worker from %s: %v (-revert -journal %s retries)\n", c.Host, err, r.o.Journal)
-				continue
-			}
-			fmt.Fprintf(r.log, "removed %s from %s\n", c.Dir, c.Host)
-			if j != nil && seqs[i] >= 0 {
-				if err := j.Reverted(seqs[i]); err != nil {
-					fmt.Fprintf(r.log, "journal: %v\n", err)
-				}
-			}
-		}
-	}
-	for _, c := range hosts {
-		seq := -1
-		if builder != nil {
-			c.Build = builder.Build
-		}
-		err := c.Setup(ctx, exe, func(c *SSHClient) error {
-			if j == nil {
-				return nil
-			}
-			undo, err := tuning.NewUndo(KindRemoteDir, c)
-			if err != nil {
-				return err
-			}
-			if seq, err = j.Begin(StepLoadHost, []tuning.Undo{undo}); err != nil {
-				return err
-			}
-			return j.Applied(seq)
-		})
-		if err != nil {
-			if seq >= 0 {
-				// Setup removed the directory it made.
-				_ = j.Reverted(seq)
-			}
-			done()
-			return nil, err
-		}
-		cs.Hosts, seqs = append(cs.Hosts, c), append(seqs, seq)
-		clock, err := c.MeasureClock(ctx)
-		if err != nil {
-			done()
-			return nil, err
-		}
-		cs.Clocks = append(cs.Clocks, clock)
-		if c.Built != "" {
-			fmt.Fprintf(r.log, "load generator: %s is not this host's architecture: built its worker from this module's source (%s)\n", c.Host, filepath.Base(c.Built))
-		}
-		fmt.Fprintf(r.log, "load generator: client %s over ssh, worker %s (SHA-256 verified); its clock %s against this host's (smallest of %d ssh round trips), session set-up %s\n",
-			c.Host, c.Exe(), clock, clockRounds, loadgen.FormatDuration(clock.Setup))
-	}
-	if n := len(cs.Hosts); n > 1 {
-		fmt.Fprintf(r.log, "each load runs on the %d clients together: open-model runs as shards i/%d of one schedule, closed-loop runs (warm-ups) with the connections split; "+
-			"a shared start %s ahead, set on each client's clock by its offset; histograms merged, capacity = their responses over the common window\n",
-			n, n, loadgen.FormatDuration(cs.Lead()))
+	cs, done, err := remoteload.Connect(ctx, hosts, remoteload.SetupOptions{
+		Worker: r.o.LoadWorker, Journal: j, JournalPath: r.o.Journal, Log: r.log})
+	if err != nil {
+		return nil, err
 	}
 	r.clients = cs
 	return done, nil

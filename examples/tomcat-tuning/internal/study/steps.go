@@ -6,6 +6,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/remoteload"
 	"github.com/nettune/nettune/nic"
 	"github.com/nettune/nettune/numa"
 	"github.com/nettune/nettune/tomcatconf"
@@ -45,7 +46,7 @@ const StepTomcat = "tomcat"
 func Reverters(h *tuning.Host) tuning.Reverters {
 	rev := h.Reverters()
 	journaled(rev, nil)
-	rev[KindRemoteDir] = revertRemoteDir
+	remoteload.Register(rev, nil)
 	return rev
 }
 

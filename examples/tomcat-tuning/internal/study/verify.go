@@ -4,13 +4,13 @@ package study
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/remoteload"
 	"github.com/nettune/nettune/tuning"
 )
 
@@ -23,20 +23,8 @@ import (
 func Verifiers(h *tuning.Host) tuning.Verifiers {
 	ver := h.Verifiers()
 	journaled(nil, ver)
-	ver[KindRemoteDir] = verifyRemoteDir
+	remoteload.Register(nil, ver)
 	return ver
-}
-
-// verifyRemoteDir is the Verifiers entry of KindRemoteDir: a worker
-// directory left on a client is a leftover -revert removes, not a
-// setting the host holds.
-func verifyRemoteDir(_ context.Context, data json.RawMessage) (string, error) {
-	var c SSHClient
-	if err := json.Unmarshal(data, &c); err != nil {
-		return "", fmt.Errorf("%w: journal record %s: %v", tuning.ErrNotVerifiable, KindRemoteDir, err)
-	}
-	return "the load worker's directory " + c.Dir + " on " + c.Host,
-		fmt.Errorf("%w: a run's leftover on the client %s, not a setting of this host: -revert removes it", tuning.ErrNotVerifiable, c.Host)
 }
 
 // ErrVerifyFailed is matched by errors.Is when Verify finds a change the

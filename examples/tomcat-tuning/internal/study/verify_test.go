@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/examples/tomcat-tuning/internal/jsonschema"
+	"github.com/nettune/nettune/examples/tomcat-tuning/internal/remoteload"
 
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/tomcatconf"
@@ -137,7 +138,7 @@ func TestVerifyOutcomes(t *testing.T) {
 		j, err := tuning.CreateJournal(journal)
 		require.NoError(t, err)
 		journalRecord(t, j, "odd", "no-such-kind", map[string]int{"x": 1}, true)
-		journalRecord(t, j, StepLoadHost, KindRemoteDir, SSHClient{Host: "client", Dir: "/tmp/nettune-w"}, true)
+		journalRecord(t, j, remoteload.StepLoadHost, remoteload.KindRemoteDir, remoteload.SSHClient{Host: "client", Dir: "/tmp/nettune-w"}, true)
 		e := tomcatconf.ServerXMLEdit{Path: filepath.Join(t.TempDir(), "server.xml"), Before: "a", After: "b"}
 		require.NoError(t, os.WriteFile(e.Path, []byte("b"), 0o644))
 		journalRecord(t, j, "access-log", tomcatconf.ServerXMLEdit{}.Kind(), e, false)
@@ -147,7 +148,7 @@ func TestVerifyOutcomes(t *testing.T) {
 		require.NoError(t, j.Close())
 		out, err := verifyText(t, journal)
 		require.ErrorIs(t, err, ErrVerifyFailed)
-		assert.Contains(t, err.Error(), "3 of 3 setting(s) the journal keeps in force do not hold (odd, "+StepLoadHost+", access-log)")
+		assert.Contains(t, err.Error(), "3 of 3 setting(s) the journal keeps in force do not hold (odd, "+remoteload.StepLoadHost+", access-log)")
 		assert.Contains(t, out, `FAIL  odd (no-such-kind)`)
 		assert.Contains(t, out, `cannot be verified: tuning: journal record cannot be verified: no VerifyFunc for undo kind "no-such-kind"`)
 		assert.Contains(t, out, "expected: the load worker's directory /tmp/nettune-w on client")

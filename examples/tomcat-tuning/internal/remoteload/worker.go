@@ -1,9 +1,10 @@
 //go:build linux
 
-package study
+package remoteload
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,8 +26,8 @@ import (
 // machine.
 const WorkerArg = "load-worker"
 
-// netnsDir is where `ip netns add` keeps its named network namespaces.
-const netnsDir = "/run/netns"
+// NetNSDir is where `ip netns add` keeps its named network namespaces.
+const NetNSDir = "/run/netns"
 
 // workerStopWait bounds the wait for a worker after its context ends: it
 // gets SIGTERM, and SIGKILL if it has not exited by then.
@@ -172,7 +173,7 @@ func runWorkerCommand(ctx context.Context, argv []string, cfg loadgen.Config, wh
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load of %s in %s (%s): %w: %s", cfg.URL, where, strings.Join(argv, " "), err,
-			firstNonEmpty(strings.TrimSpace(stderr.String()), "no message"))
+			cmp.Or(strings.TrimSpace(stderr.String()), "no message"))
 	}
 	res, err := loadgen.ReadResultJSON(&stdout)
 	if err != nil {

@@ -1,9 +1,10 @@
 //go:build linux
 
-package study
+package remoteload
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -72,7 +73,7 @@ func (b *WorkerBuilder) Build(ctx context.Context, goarch string) (string, error
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("GOARCH=%s go build ./examples/tomcat-tuning in %s: %w: %s", goarch, dir, err, strings.TrimSpace(string(msg)))
 	}
-	if got, err := elfArch(out); err != nil || got != goarch {
+	if got, err := ELFArch(out); err != nil || got != goarch {
 		return "", errors.Join(fmt.Errorf("the worker built for %s at %s is %s", goarch, out, got), err)
 	}
 	if b.built == nil {
@@ -117,7 +118,7 @@ func declares(path, mod string) bool {
 // `GOARCH=… go build` line and -load-worker. built is true when the
 // returned binary was built.
 func workerFor(ctx context.Context, where, machine, exe string, build func(context.Context, string) (string, error)) (path string, built bool, err error) {
-	binArch, err := elfArch(exe)
+	binArch, err := ELFArch(exe)
 	if err != nil {
 		return "", false, fmt.Errorf("%s: the worker binary to copy: %w", where, err)
 	}
@@ -135,5 +136,5 @@ func workerFor(ctx context.Context, where, machine, exe string, build func(conte
 	}
 	return "", false, fmt.Errorf("%s: its architecture is %s (GOARCH %s), the worker binary %s is %s%s: build one for it "+
 		"(GOARCH=%s go build -o tomcat-tuning-%s ./examples/tomcat-tuning) and name it with -load-worker PATH",
-		where, machine, firstNonEmpty(arch, "unknown"), exe, binArch, why, firstNonEmpty(arch, "ARCH"), firstNonEmpty(arch, "ARCH"))
+		where, machine, cmp.Or(arch, "unknown"), exe, binArch, why, cmp.Or(arch, "ARCH"), cmp.Or(arch, "ARCH"))
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package study
+package remoteload
 
 import (
 	"errors"

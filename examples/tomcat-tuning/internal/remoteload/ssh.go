@@ -1,9 +1,10 @@
 //go:build linux
 
-package study
+package remoteload
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"debug/elf"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/tuning"
 )
 
 // KindRemoteDir is the journal record of the private directory the study
@@ -147,7 +149,7 @@ var (
 )
 
 func (c *SSHClient) sshError(what string, err error, stderr string) error {
-	msg := firstNonEmpty(strings.TrimSpace(stderr), "no message")
+	msg := cmp.Or(strings.TrimSpace(stderr), "no message")
 	var kind error
 	var fix string
 	switch {
@@ -175,8 +177,8 @@ func (c *SSHClient) sshError(what string, err error, stderr string) error {
 	return fmt.Errorf("%s: %s: %w: %s", c.where(), what, err, msg)
 }
 
-// elfArch returns the GOARCH of the ELF executable at path.
-func elfArch(path string) (string, error) {
+// ELFArch returns the GOARCH of the ELF executable at path.
+func ELFArch(path string) (string, error) {
 	f, err := elf.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w (want an ELF executable)", path, err)
@@ -303,6 +305,30 @@ func (c *SSHClient) Cleanup(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// Register adds KindRemoteDir's revert to rev and its check to ver
+// (either may be nil): a journal of a run with load hosts then reverts
+// and verifies with the study's other kinds.
+func Register(rev tuning.Reverters, ver tuning.Verifiers) {
+	if rev != nil {
+		rev[KindRemoteDir] = revertRemoteDir
+	}
+	if ver != nil {
+		ver[KindRemoteDir] = verifyRemoteDir
+	}
+}
+
+// verifyRemoteDir is the Verifiers entry of KindRemoteDir: a worker
+// directory left on a client is a leftover -revert removes, not a
+// setting the host holds.
+func verifyRemoteDir(_ context.Context, data json.RawMessage) (string, error) {
+	var c SSHClient
+	if err := json.Unmarshal(data, &c); err != nil {
+		return "", fmt.Errorf("%w: journal record %s: %v", tuning.ErrNotVerifiable, KindRemoteDir, err)
+	}
+	return "the load worker's directory " + c.Dir + " on " + c.Host,
+		fmt.Errorf("%w: a run's leftover on the client %s, not a setting of this host: -revert removes it", tuning.ErrNotVerifiable, c.Host)
 }
 
 // revertRemoteDir is the Reverters entry of KindRemoteDir.

@@ -1,6 +1,6 @@
 //go:build linux
 
-package study
+package remoteload
 
 import (
 	"context"
@@ -83,7 +83,7 @@ func TestWorkerBuilder(t *testing.T) {
 	defer cancel()
 	p, err := b.Build(ctx, target)
 	require.NoError(t, err)
-	arch, err := elfArch(p)
+	arch, err := ELFArch(p)
 	require.NoError(t, err)
 	assert.Equal(t, target, arch)
 	again, err := b.Build(ctx, target)
