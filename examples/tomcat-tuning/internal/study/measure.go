@@ -96,6 +96,13 @@ func (r *run) measure(ctx context.Context, name, target string, pid int) (loadge
 	if g, ok := GuideUplift[name]; ok {
 		m.Reference = &loadgen.Reference{Source: "Arm guide", VsPrevious: g}
 	}
+	r.logMeasured(name, m)
+	return m, nil
+}
+
+// logMeasured prints a step's figures, whether the load generator bound
+// them, and where the server's time went.
+func (r *run) logMeasured(name string, m loadgen.StepFigures) {
 	f, c := m.Latency, m.Capacity
 	fd := loadgen.FormatDuration
 	fmt.Fprintf(r.log, "%s: %.0f requests/s capacity (median of %d, %.0f-%.0f), %d errors; at %.0f req/s: latency p50 %s p99 %s max %s, %d errors",
@@ -110,7 +117,6 @@ func (r *run) measure(ctx context.Context, name, target string, pid int) (loadge
 	if c, ok := r.costs[name]; ok {
 		fmt.Fprintf(r.log, "%s: %s\n", name, c.Text())
 	}
-	return m, nil
 }
 
 // costProbe is how a step's cost is read around its capacity runs: the
