@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,8 +59,34 @@ func program(t *testing.T) string {
 // stepRow matches the step table's row of a step and captures its
 // capacity: the name, a searched step's setting ("maxThreads=4 (measured
 // best; …)"), " (unsettled)", then the figure.
-func stepRow(name string) *regexp.Regexp {
-	return regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `(?: \S+=\d+ \([^)\n]*\))?(?: \(unsettled\))?\s+([0-9.]+)\s`)
+// readDocument reads the study's -json file at path, by step name.
+func readDocument(t *testing.T, path string) (study.Document, map[string]study.StepJSON) {
+	t.Helper()
+	js, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var doc study.Document
+	require.NoError(t, json.Unmarshal(js, &doc), "-json %s", path)
+	steps := map[string]study.StepJSON{}
+	for _, st := range doc.Steps {
+		steps[st.Step] = st
+	}
+	return doc, steps
+}
+
+// assertMeasured checks that each named step of a -json document was
+// measured, with a capacity above min requests/s.
+func assertMeasured(t *testing.T, steps map[string]study.StepJSON, min float64, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		st, ok := steps[name]
+		if !assert.True(t, ok, "no step %s in -json", name) {
+			continue
+		}
+		assert.Equal(t, study.StatusMeasured, st.Status, name)
+		if assert.NotNil(t, st.Capacity, "%s has no capacity", name) {
+			assert.Greater(t, st.Capacity.Median, min, "%s requests/s", name)
+		}
+	}
 }
 
 func runProgram(t *testing.T, ctx context.Context, args ...string) (string, error) {
@@ -220,17 +245,15 @@ func TestPlanGuideFixtureCPU0(t *testing.T) {
 func testPlanWithoutTomcat(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	jsonOut := filepath.Join(t.TempDir(), "steps.json")
 	out, err := runProgram(t, ctx, "-catalina-home", t.TempDir(), "-catalina-base", t.TempDir(),
-		"-repeat", "2", "-duration", "1s", "-warmup", "200ms", "-latency-rate", "200", "-connections", "4")
+		"-repeat", "2", "-duration", "1s", "-warmup", "200ms", "-latency-rate", "200", "-connections", "4", "-json", jsonOut)
 	require.NoError(t, err)
 	assert.Contains(t, out, "no Tomcat instance")
 	assert.Contains(t, out, "measuring nettune's built-in HelloWorld server")
 	assert.Contains(t, out, "skipped: no Tomcat instance")
-	row := regexp.MustCompile(`(?m)^baseline(?: \(unsettled\))?\s+([0-9.]+)\s`).FindStringSubmatch(out)
-	require.NotNil(t, row, "no baseline row")
-	rate, err := strconv.ParseFloat(row[1], 64)
-	require.NoError(t, err)
-	assert.Greater(t, rate, 100.0)
+	_, steps := readDocument(t, jsonOut)
+	assertMeasured(t, steps, 100, "baseline")
 }
 
 func TestBadFlags(t *testing.T) {
@@ -318,14 +341,9 @@ func testApplyAffinityRevert(t *testing.T) {
 	_, err = in.PID()
 	assert.ErrorIs(t, err, tomcatconf.ErrNotRunning, "the JVM the study started is stopped")
 
-	// Every measured step has a row with real numbers.
-	for _, name := range []string{"baseline", "access-log", "threads"} {
-		m := stepRow(name).FindStringSubmatch(out[strings.Index(out, "== Step table =="):])
-		require.NotNil(t, m, "no %s row in the step table", name)
-		v, err := strconv.ParseFloat(m[1], 64)
-		require.NoError(t, err)
-		assert.Greater(t, v, 50.0, "%s requests/s", name)
-	}
+	// Every measured step has real numbers in -json.
+	doc, steps := readDocument(t, jsonOut)
+	assertMeasured(t, steps, 50, "baseline", "access-log", "threads")
 	assert.Regexp(t, `pinned JVM \d+ to CPUs \S+`, out)
 	assert.Contains(t, out, "thread census of JVM")
 	assert.Regexp(t, `recommended maxThreads=\d+`, out)
@@ -334,17 +352,19 @@ func testApplyAffinityRevert(t *testing.T) {
 	assert.Regexp(t, `== threads: try maxThreads=\d+ \(`, out)
 	assert.Regexp(t, `threads: maxThreads searched over 1, `, out)
 	assert.Regexp(t, `kept maxThreads=\d+: `, out)
-	assert.Regexp(t, `(?m)^threads maxThreads=\d+ \((measured best; the guide's rule 1: |the guide's rule, measured best of )`, out[strings.Index(out, "== Step table =="):])
-	assert.Regexp(t, `(?m)^access-log\s+reverted`, out)
-	assert.Regexp(t, `(?m)^threads\s+reverted`, out)
+	assert.Regexp(t, `^maxThreads=\d+ \((measured best; the guide's rule 1: |the guide's rule, measured best of )`, steps["threads"].Setting)
+	for _, name := range []string{"access-log", "threads"} {
+		assert.Equal(t, string(tuning.StatusReverted), steps[name].Runner, name)
+	}
+	require.Len(t, doc.Searches, 1)
+	assert.Equal(t, "threads", doc.Searches[0].Step)
+	assert.NotNil(t, doc.Searches[0].Choice, "the search kept a value")
 	assert.Contains(t, out, "one NUMA node")
 	svg, err := os.ReadFile(plot)
 	require.NoError(t, err)
 	assert.Contains(t, string(svg), "<svg")
 	js, err := os.ReadFile(jsonOut)
 	require.NoError(t, err)
-	var doc study.Document
-	require.NoError(t, json.Unmarshal(js, &doc))
 	var measured []string
 	for _, st := range doc.Steps {
 		if st.Status == study.StatusMeasured && st.Capacity != nil {

@@ -213,13 +213,14 @@ func testStudyNICQueuesNetNS(t *testing.T) {
 	const rate, duration = 300, 1500 * time.Millisecond
 	url := fmt.Sprintf("http://%s:%d%s", n.srvAddr, port, loadgen.HelloWorldPath)
 	journal := filepath.Join(t.TempDir(), "netns.journal")
+	jsonOut := filepath.Join(t.TempDir(), "steps.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", n.srv, bin, "-apply",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port), "-url", url,
 		"-load-netns", n.cli, "-steps", "cpus,open-files,nic-queues",
 		"-repeat", "2", "-duration", duration.String(), "-warmup", "1s", "-latency-rate", strconv.Itoa(rate), "-connections", "8",
-		"-journal", journal)
+		"-journal", journal, "-json", jsonOut)
 	cmd.Env = cleanEnv()
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -261,7 +262,8 @@ poll:
 	assert.Contains(t, text, fmt.Sprintf("ethtool -L %s rx %d tx %d: rx 8 -> %d, tx 8 -> %d", n.srvIf, want, want, want, want))
 	assert.True(t, seen[nic.Channels{MaxRX: 8, MaxTX: 8, RX: want, TX: want}],
 		"the study never set %s to rx %d tx %d; seen: %v", n.srvIf, want, want, seen)
-	assert.Regexp(t, `(?m)^nic-queues\s+reverted`, text)
+	doc, steps := readDocument(t, jsonOut)
+	assert.Equal(t, string(tuning.StatusReverted), steps["nic-queues"].Runner, "nic-queues")
 	// The search over the queue counts (-search, the default): one queue is among
 	// the candidates, set for real, and one count is kept.
 	assert.Contains(t, text, "nic-queues: queues searched over")
@@ -272,14 +274,9 @@ poll:
 	// Both measurements ran over the veth: a request is at least one
 	// packet received by the server's side, and over a second and a half
 	// each at 300/s the load offered 900 (plus the warm-ups).
-	table := text[strings.Index(text, "== Step table =="):]
-	for _, name := range []string{"baseline", "nic-queues"} {
-		row := stepRow(name).FindStringSubmatch(table)
-		require.NotNil(t, row, "no %s row in the step table", name)
-		v, err := strconv.ParseFloat(row[1], 64)
-		require.NoError(t, err)
-		assert.Greater(t, v, 50.0, "%s requests/s", name)
-	}
+	assertMeasured(t, steps, 50, "baseline", "nic-queues")
+	require.Len(t, doc.Searches, 1)
+	assert.Equal(t, "nic-queues", doc.Searches[0].Step)
 	rxAfter := rxPackets(t, n.srv, n.srvIf)
 	t.Logf("%s received %d packets during the study", n.srvIf, rxAfter-rxBefore)
 	assert.Greater(t, rxAfter-rxBefore, uint64(2*rate*duration.Seconds()),
