@@ -435,9 +435,13 @@ const packagedTomcatWait = 15 * time.Minute
 // fight for its port or its files. It holds an exclusive flock(2) on a file
 // in $TMPDIR until t.Cleanup. Call it before the test looks at the
 // instance, and register cleanups that stop JVMs after it, so they run
-// before the lock is released.
+// before the lock is released. The installed tomcat10 is a service of
+// this host: the test is skipped without NETTUNE_HOST_TESTS=1
+// (RequireHostTests), so `go test ./...` as root on a developer's machine
+// leaves it alone.
 func LockPackagedTomcat(t testing.TB) {
 	t.Helper()
+	RequireHostTests(t)
 	f, err := flock(filepath.Join(os.TempDir(), "nettune-packaged-tomcat.lock"), syscall.LOCK_EX,
 		time.Now().Add(packagedTomcatWait))
 	if err != nil {
