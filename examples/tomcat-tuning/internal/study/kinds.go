@@ -4,7 +4,9 @@ package study
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/nettune/nettune/tuning"
 )
@@ -26,6 +28,16 @@ type Kind struct {
 	Plan func(*planner, context.Context) (*tuning.Change, error)
 	// Needs are the step's effects besides its change.
 	Needs Needs
+	// Arg, for a kind the user parameterises, is the form of what follows
+	// "NAME:" in -steps (e.g. "NAME=VALUE" for sysctl:NAME=VALUE); With
+	// then makes the step of one such argument, or says what is wrong with
+	// it. Such kinds are the user's own steps: none is in the defaults.
+	Arg  string
+	With func(arg string) (Kind, error)
+	// Check, when not nil, looks at the host before anything is taken or
+	// changed (-apply and -plan), so a step that cannot work fails the
+	// run at its start rather than after the steps before it.
+	Check func(Host) error
 }
 
 // Needs declare what a step does besides its change, for the procedure:
@@ -67,15 +79,51 @@ func Kinds() []Kind {
 	return []Kind{iommuKind(), cpusKind(), openFilesKind(), accessLogKind(), threadsKind(), nicQueuesKind(), numaLocalKind()}
 }
 
+// UserKinds returns the kinds of step a user parameterises in -steps
+// (KIND:ARG), after the guide's: a sysctl of the user's choosing.
+func UserKinds() []Kind {
+	return []Kind{sysctlKind()}
+}
+
+// lookupKind returns the Kind of the step named name: one of Kinds, or a
+// user kind's step ("sysctl:net.core.somaxconn=4096"). ok is false for a
+// name no kind has; err says what is wrong with a user kind's argument.
+func lookupKind(name string) (k Kind, ok bool, err error) {
+	for _, k := range Kinds() {
+		if k.Name == name {
+			return k, true, nil
+		}
+	}
+	prefix, arg, found := strings.Cut(name, ":")
+	for _, k := range UserKinds() {
+		if found && k.Name == prefix {
+			s, err := k.With(arg)
+			if err != nil {
+				return Kind{}, false, fmt.Errorf("-steps: %q: %w; want %s:%s", name, err, k.Name, k.Arg)
+			}
+			return s, true, nil
+		}
+	}
+	return Kind{}, false, nil
+}
+
 // kindOf returns the Kind of the step named name, or the zero Kind (no
 // needs) for a name no kind has, such as a persistence step's.
 func kindOf(name string) Kind {
-	for _, k := range Kinds() {
-		if k.Name == name {
-			return k
-		}
+	if k, ok, _ := lookupKind(name); ok {
+		return k
 	}
 	return Kind{Name: name}
+}
+
+// kindForms lists the steps -steps takes: the guide's by name, then each
+// user kind's form.
+func kindForms() string {
+	forms := StepNames()
+	for _, k := range UserKinds() {
+		forms = append(forms, k.Name+":"+k.Arg)
+	}
+	return strings.Join(forms, ",")
 }
 
 // anyStep reports whether a step of steps (only the baseline's, with

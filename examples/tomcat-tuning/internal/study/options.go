@@ -460,8 +460,12 @@ func ParseSteps(list string) ([]string, error) {
 func checkSteps(names []string) ([]string, error) {
 	seen := map[string]bool{}
 	for _, name := range names {
-		if !isStep(name) {
-			return nil, fmt.Errorf("-steps: unknown step %q; want some of %s", name, strings.Join(StepNames(), ","))
+		_, ok, err := lookupKind(name)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("-steps: unknown step %q; want some of %s", name, kindForms())
 		}
 		if seen[name] {
 			return nil, fmt.Errorf("-steps: %q named twice", name)

@@ -18,6 +18,10 @@ import (
 	"github.com/nettune/nettune/tuning"
 )
 
+// SysctlConfFile is the /etc/sysctl.d file -persist and -export write for
+// the kept sysctl steps where tuned is not installed.
+const SysctlConfFile = "90-nettune.conf"
+
 // ProfileName is the tuned profile -persist and -export write.
 const ProfileName = "nettune-tomcat"
 
@@ -54,7 +58,10 @@ type Persistence struct {
 	Tuned   bool
 	Profile *tuning.TunedProfile
 	CPUUnit *tuning.CPUOnlineUnit
-	Link    *nic.LinkFile
+	// Sysctl is the study's /etc/sysctl.d file, for the kept sysctl
+	// steps where tuned is not installed (with tuned, Profile.Sysctl).
+	Sysctl *tuning.SysctlConf
+	Link   *nic.LinkFile
 	// DropIn is the Tomcat unit's persistent drop-in
 	// (/etc/systemd/system/UNIT.d/nettune.conf).
 	DropIn *tomcatconf.DropIn
@@ -93,6 +100,13 @@ func PlanPersist(h Host, o Options, f *Findings, keep []string) (Persistence, er
 			if k.Needs.Place != nil {
 				pp.place = k.Needs.Place(h, o, pp.place)
 			}
+		}
+	}
+	for _, name := range keep {
+		// The user's steps (sysctl:NAME=VALUE) after the guide's, in
+		// their order.
+		if k, ok, _ := lookupKind(name); ok && !slices.Contains(StepNames(), name) {
+			kinds = append(kinds, k)
 		}
 	}
 	for _, k := range kinds {
@@ -222,6 +236,20 @@ func (p Persistence) Steps(h Host) []tuning.Step {
 			return tuning.ChangeFor(a)
 		})
 	}
+	if p.Sysctl != nil {
+		conf := *p.Sysctl
+		add("persist-sysctl-conf", "sysctl.d file "+conf.File, func() (*tuning.Change, error) {
+			th, err := cpus()
+			if err != nil {
+				return nil, err
+			}
+			e, err := th.PlanSysctlConf(conf)
+			if err != nil {
+				return nil, err
+			}
+			return tuning.ChangeFor(e)
+		})
+	}
 	if p.CPUUnit != nil {
 		u := *p.CPUUnit
 		add("persist-cpu-unit", "a boot unit that keeps CPUs offline", func() (*tuning.Change, error) {
@@ -284,6 +312,16 @@ func (p Persistence) Export(h Host, dir string) ([]string, error) {
 			err = write(filepath.Join("etc/tuned", ProfileName, "tuned.conf"), b,
 				"the tuned profile (tuned reapplies it at every boot); activate it with `tuned-adm profile "+ProfileName+"`, check it with `tuned-adm verify`, and switch back to "+
 					firstNonEmpty(strings.Join(p.Profile.Include, " "), "your previous profile")+" to undo it")
+		}
+		if err != nil {
+			return files, err
+		}
+	}
+	if p.Sysctl != nil {
+		b, err := p.Sysctl.Render()
+		if err == nil {
+			err = write(filepath.Join("etc/sysctl.d", p.Sysctl.File), b,
+				"the kept sysctls (no tuned here): systemd-sysctl applies them at every boot; `sysctl -p /etc/sysctl.d/"+p.Sysctl.File+"` now")
 		}
 		if err != nil {
 			return files, err

@@ -4,7 +4,6 @@ package study
 
 import (
 	"context"
-	"slices"
 
 	"github.com/nettune/nettune/examples/tomcat-tuning/internal/remoteload"
 	"github.com/nettune/nettune/nic"
@@ -34,7 +33,12 @@ func StepNames() []string {
 	return names
 }
 
-func isStep(name string) bool { return slices.Contains(StepNames(), name) }
+// isStep reports whether name is a step -steps takes: the guide's, or a
+// user kind's with a well-formed argument.
+func isStep(name string) bool {
+	_, ok, err := lookupKind(name)
+	return ok && err == nil
+}
 
 // StepTomcat is the journal's step name for the study's hold on Tomcat
 // (a tomcatconf.RestartChange): the first record, so a revert handles it last, with the
@@ -125,6 +129,8 @@ type planner struct {
 // Steps returns the steps o.Steps names, in its order, planned from h:
 // each Prepare looks at the host and returns its change (the dry run)
 // without touching anything; the threads step reads f (nil: no census).
+// Each kind's Check runs first: a step that cannot work on h fails the
+// run before any step is planned.
 func Steps(h Host, o Options, f *Findings) ([]tuning.Step, error) {
 	names, err := checkSteps(o.Steps)
 	if err != nil {
@@ -139,8 +145,16 @@ func Steps(h Host, o Options, f *Findings) ([]tuning.Step, error) {
 	}
 	p := &planner{h: h, o: o, cpus: cpus, f: f}
 	steps := make([]tuning.Step, len(names))
+	kinds := make([]Kind, len(names))
 	for i, n := range names {
-		k := kindOf(n)
+		// Every step's own check before any is planned or applied.
+		if kinds[i] = kindOf(n); kinds[i].Check != nil {
+			if err := kinds[i].Check(h); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i, k := range kinds {
 		steps[i] = tuning.Step{Name: k.Name, Title: k.Title(h), Baseline: k.Baseline,
 			Prepare: func(ctx context.Context) (*tuning.Change, error) { return k.Plan(p, ctx) }}
 	}

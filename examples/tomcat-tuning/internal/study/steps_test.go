@@ -46,7 +46,8 @@ func TestParseSteps(t *testing.T) {
 // flag or gives known, distinct steps whose names, joined, parse to the
 // same list.
 func FuzzParseSteps(f *testing.F) {
-	for _, s := range []string{strings.Join(StepNames(), ","), "threads,access-log", " cpus , iommu", "", ",,", "threads,threads", "nope"} {
+	for _, s := range []string{strings.Join(StepNames(), ","), "threads,access-log", " cpus , iommu", "", ",,", "threads,threads", "nope",
+		"sysctl:net.core.somaxconn=4096", "sysctl:", "sysctl:=", "sysctl:a=b,sysctl:a=b", "access-log,sysctl:net.ipv4.tcp_rmem=4096 87380 6291456"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, list string) {

@@ -66,12 +66,13 @@ func compactTable(c loadgen.StepComparison) string {
 		header = append(header, guide)
 	}
 	rows := [][]string{append(header, "p99", "errors")}
+	cells := stepCells(c)
 	for i, r := range c.Rows {
 		vsBase, vsPrev := "", ""
 		if i > 0 {
 			vsBase, vsPrev = upliftCell(r.VsBaseline), upliftCell(r.VsPrevious)
 		}
-		row := []string{r.Name, fmt.Sprintf("%.0f", r.Capacity.Median), rangeCell(r.Capacity), vsBase, vsPrev}
+		row := []string{cells[i], fmt.Sprintf("%.0f", r.Capacity.Median), rangeCell(r.Capacity), vsBase, vsPrev}
 		if guide != "" {
 			ref := ""
 			if r.Reference != nil {
@@ -86,6 +87,28 @@ func compactTable(c loadgen.StepComparison) string {
 		rows = append(rows, append(row, p99, fmt.Sprint(r.CapacityErrors+r.Latency.Errors)))
 	}
 	return alignRows(rows)
+}
+
+// maxStepCell is the widest step name the compact table shows whole (the
+// guide's longest, access-log and numa-local, are 10).
+const maxStepCell = 12
+
+// stepCells are the steps' names in the compact table's first column: a
+// user's step longer than maxStepCell
+// (sysctl:net.ipv4.tcp_rmem=4096 87380 6291456) is its kind and its
+// number among that kind's steps ("sysctl 1"), named in full under the
+// table (stepNotes).
+func stepCells(c loadgen.StepComparison) []string {
+	cells := make([]string, len(c.Rows))
+	count := map[string]int{}
+	for i, r := range c.Rows {
+		cells[i] = r.Name
+		if kind, _, ok := strings.Cut(r.Name, ":"); ok && utf8.RuneCountInString(r.Name) > maxStepCell {
+			count[kind]++
+			cells[i] = fmt.Sprintf("%s %d", kind, count[kind])
+		}
+	}
+	return cells
 }
 
 // upliftCell is an uplift in a compact cell: its percent and verdict,
@@ -115,7 +138,11 @@ func rangeCell(s loadgen.Spread) string {
 func stepNotes(c loadgen.StepComparison) string {
 	var b strings.Builder
 	var unsettled []string
-	for _, r := range c.Rows {
+	cells := stepCells(c)
+	for i, r := range c.Rows {
+		if cells[i] != r.Name {
+			fmt.Fprintf(&b, "%s is %s\n", cells[i], r.Name)
+		}
 		if r.Setting != "" {
 			fmt.Fprintf(&b, "%s %s\n", r.Name, r.Setting)
 		}

@@ -69,6 +69,23 @@ func TestStepTableFits(t *testing.T) {
 	require.Greater(t, wn, TableWidth, "-wide is wide")
 }
 
+// TestStepTableUserStep: a user's step with a long name keeps the table
+// within TableWidth: its row shows its kind and number, and the line
+// under the table names it in full.
+func TestStepTableUserStep(t *testing.T) {
+	res := realisticResults(t)
+	long := "sysctl:net.ipv4.tcp_rmem=4096 87380 6291456"
+	res.Measured[len(res.Measured)-1].Name = long
+	o := DefaultOptions()
+	o.Apply = true
+	table := StepTable(o, res, false)
+	t.Logf("\n%s", table)
+	n, line := widest(table)
+	assert.LessOrEqual(t, n, TableWidth, "widest line: %q", line)
+	assert.Regexp(t, `(?m)^sysctl 1\s+379000\s`, table)
+	assert.Contains(t, table, "sysctl 1 is "+long+"\n")
+}
+
 // TestWrap: a long line breaks at spaces, the rest indented; short lines
 // and an indent are kept.
 func TestWrap(t *testing.T) {
