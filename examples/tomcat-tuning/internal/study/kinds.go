@@ -80,9 +80,9 @@ func Kinds() []Kind {
 }
 
 // UserKinds returns the kinds of step a user parameterises in -steps
-// (KIND:ARG), after the guide's: a sysctl of the user's choosing.
+// (KIND:ARG), after the guide's: a sysctl, an attribute of the Connector.
 func UserKinds() []Kind {
-	return []Kind{sysctlKind()}
+	return []Kind{sysctlKind(), connectorKind()}
 }
 
 // lookupKind returns the Kind of the step named name: one of Kinds, or a

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nettune/nettune/internal/testutil"
+	"github.com/nettune/nettune/tuning"
+)
+
+// testApplyUserSteps runs the user's own steps on a copy of Debian's
+// instance: a sysctl (net.core.somaxconn) and an attribute of the
+// Connector (acceptCount). Each is measured with a verdict in -json, and
+// afterwards the sysctl reads as found and server.xml is byte-identical.
+func testApplyUserSteps(t *testing.T) {
+	testutil.RequireHostTests(t) // a sysctl of this host, restored after
+	testutil.StableCPUs(t)
+	h := tuning.NewDefault()
+	before, err := h.Sysctl("net.core.somaxconn")
+	require.NoError(t, err)
+	want := "4099"
+	if before == want {
+		want = "4098"
+	}
+	t.Cleanup(func() {
+		// The study restores it; this is the net under a failed run.
+		if now, err := h.Sysctl("net.core.somaxconn"); err == nil && now != before {
+			_, _ = h.SetSysctl("net.core.somaxconn", before)
+		}
+	})
+	in, port, orig := tomcatBase(t)
+	jsonOut := filepath.Join(t.TempDir(), "steps.json")
+	sysctlStep, connectorStep := "sysctl:net.core.somaxconn="+want, "connector:acceptCount=333"
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	out, err := runProgram(t, ctx, "-apply", "-cpu-method", "affinity", "-catalina-home", in.Home, "-catalina-base", in.Base,
+		"-port", strconv.Itoa(port), "-journal", filepath.Join(t.TempDir(), "j"), "-steps", sysctlStep+","+connectorStep,
+		"-repeat", "2", "-duration", "500ms", "-warmup", "0s", "-latency-rate", "200", "-connections", "4", "-json", jsonOut)
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, out, "net.core.somaxconn: "+before+" -> "+want)
+	assert.Contains(t, out, `+               acceptCount="333"`, "the Connector's diff")
+	assert.Contains(t, out, "every change reverted")
+
+	_, steps := readDocument(t, jsonOut)
+	assertMeasured(t, steps, 50, "baseline", sysctlStep, connectorStep)
+	for _, name := range []string{sysctlStep, connectorStep} {
+		st := steps[name]
+		assert.Equal(t, string(tuning.StatusReverted), st.Runner, name)
+		if assert.NotNil(t, st.VsPrevious, name) {
+			assert.NotEmpty(t, st.VsPrevious.Verdict, name)
+		}
+	}
+	after, err := h.Sysctl("net.core.somaxconn")
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the sysctl as found")
+	got, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
+	assert.Equal(t, string(orig), string(got), "server.xml byte-identical")
+	assert.False(t, strings.Contains(string(got), "acceptCount=\"333\""))
+}
