@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,9 +18,11 @@ import (
 )
 
 // testApplyUserSteps runs the user's own steps on a copy of Debian's
-// instance: a sysctl (net.core.somaxconn) and an attribute of the
-// Connector (acceptCount). Each is measured with a verdict in -json, and
-// afterwards the sysctl reads as found and server.xml is byte-identical.
+// instance: a sysctl (net.core.somaxconn), a JVM option
+// (-XX:+UseSerialGC, which the JVM of that step runs with) and an
+// attribute of the Connector (acceptCount). Each is measured with a
+// verdict in -json, and afterwards the sysctl reads as found, server.xml
+// is byte-identical and the jvm step's setenv.sh is gone.
 func testApplyUserSteps(t *testing.T) {
 	testutil.RequireHostTests(t) // a sysctl of this host, restored after
 	testutil.StableCPUs(t)
@@ -38,20 +41,23 @@ func testApplyUserSteps(t *testing.T) {
 	})
 	in, port, orig := tomcatBase(t)
 	jsonOut := filepath.Join(t.TempDir(), "steps.json")
-	sysctlStep, connectorStep := "sysctl:net.core.somaxconn="+want, "connector:acceptCount=333"
+	sysctlStep, jvmStep, connectorStep := "sysctl:net.core.somaxconn="+want, "jvm:-XX:+UseSerialGC", "connector:acceptCount=333"
+	setenv := filepath.Join(in.Base, "bin", "setenv.sh")
+	require.NoFileExists(t, setenv)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	out, err := runProgram(t, ctx, "-apply", "-cpu-method", "affinity", "-catalina-home", in.Home, "-catalina-base", in.Base,
-		"-port", strconv.Itoa(port), "-journal", filepath.Join(t.TempDir(), "j"), "-steps", sysctlStep+","+connectorStep,
+		"-port", strconv.Itoa(port), "-journal", filepath.Join(t.TempDir(), "j"), "-steps", sysctlStep+","+jvmStep+","+connectorStep,
 		"-repeat", "2", "-duration", "500ms", "-warmup", "0s", "-latency-rate", "200", "-connections", "4", "-json", jsonOut)
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, out, "net.core.somaxconn: "+before+" -> "+want)
 	assert.Contains(t, out, `+               acceptCount="333"`, "the Connector's diff")
+	assert.Regexp(t, regexp.QuoteMeta(jvmStep)+`: the JVM \d+ runs with -XX:\+UseSerialGC\n`, out)
 	assert.Contains(t, out, "every change reverted")
 
 	_, steps := readDocument(t, jsonOut)
-	assertMeasured(t, steps, 50, "baseline", sysctlStep, connectorStep)
-	for _, name := range []string{sysctlStep, connectorStep} {
+	assertMeasured(t, steps, 50, "baseline", sysctlStep, jvmStep, connectorStep)
+	for _, name := range []string{sysctlStep, jvmStep, connectorStep} {
 		st := steps[name]
 		assert.Equal(t, string(tuning.StatusReverted), st.Runner, name)
 		if assert.NotNil(t, st.VsPrevious, name) {
@@ -65,4 +71,5 @@ func testApplyUserSteps(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(orig), string(got), "server.xml byte-identical")
 	assert.False(t, strings.Contains(string(got), "acceptCount=\"333\""))
+	assert.NoFileExists(t, setenv, "the jvm step's file removed")
 }

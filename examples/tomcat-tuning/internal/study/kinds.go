@@ -68,6 +68,9 @@ type Needs struct {
 	// Persist adds the kept step to a persistence plan (PlanPersist);
 	// nil: the step has nothing to keep.
 	Persist func(*persistPlan) error
+	// JVMArg is the option the step adds to the JVM's command line: once
+	// Tomcat is restarted with the step, the study checks the JVM has it.
+	JVMArg string
 	// GuideUplift is the Arm guide's own change of throughput for the
 	// step against the step before, in percent; nil: the guide has none.
 	GuideUplift *float64
@@ -80,9 +83,10 @@ func Kinds() []Kind {
 }
 
 // UserKinds returns the kinds of step a user parameterises in -steps
-// (KIND:ARG), after the guide's: a sysctl, an attribute of the Connector.
+// (KIND:ARG), after the guide's: a sysctl, an attribute of the Connector,
+// an option of the JVM.
 func UserKinds() []Kind {
-	return []Kind{sysctlKind(), connectorKind()}
+	return []Kind{sysctlKind(), connectorKind(), jvmKind()}
 }
 
 // lookupKind returns the Kind of the step named name: one of Kinds, or a

@@ -67,8 +67,19 @@ type Persistence struct {
 	DropIn *tomcatconf.DropIn
 	// ServerXML is the kept server.xml edits as one edit.
 	ServerXML *tomcatconf.ServerXMLEdit
+	// Files are further files a kept step writes as they are (the jvm
+	// step's setenv.sh), each journaled as a tuning.FileEdit.
+	Files []PersistFile
 	// Notes say what could not be made persistent, and why.
 	Notes []string
+}
+
+// PersistFile is a file -persist writes whole for a kept step, and -export
+// puts in its directory.
+type PersistFile struct {
+	Path string // on the host
+	Data []byte
+	What string // what it does, for -export's README
 }
 
 // PlanPersist returns the Persistence of the steps keep, planned from h
@@ -236,6 +247,15 @@ func (p Persistence) Steps(h Host) []tuning.Step {
 			return tuning.ChangeFor(a)
 		})
 	}
+	for i, f := range p.Files {
+		add(fmt.Sprintf("persist-file-%d", i+1), f.What, func() (*tuning.Change, error) {
+			e, err := tuning.PlanFile(f.Path, f.Data)
+			if err != nil {
+				return nil, err
+			}
+			return tuning.ChangeFor(e)
+		})
+	}
 	if p.Sysctl != nil {
 		conf := *p.Sysctl
 		add("persist-sysctl-conf", "sysctl.d file "+conf.File, func() (*tuning.Change, error) {
@@ -314,6 +334,11 @@ func (p Persistence) Export(h Host, dir string) ([]string, error) {
 					firstNonEmpty(strings.Join(p.Profile.Include, " "), "your previous profile")+" to undo it")
 		}
 		if err != nil {
+			return files, err
+		}
+	}
+	for _, f := range p.Files {
+		if err := write(rootRel(h.Root, f.Path), f.Data, f.What); err != nil {
 			return files, err
 		}
 	}

@@ -911,6 +911,12 @@ func (r *run) measureStep(ctx context.Context, name string) error {
 	if err := r.restart(ctx); err != nil {
 		return err
 	}
+	if arg := kindOf(name).Needs.JVMArg; arg != "" {
+		if err := checkJVMArg(r.jvmPID, arg); err != nil {
+			return err
+		}
+		fmt.Fprintf(r.log, "%s: the JVM %d runs with %s\n", name, r.jvmPID, arg)
+	}
 	m, err := r.measure(ctx, name, r.h.NIC.URL, r.jvmPID)
 	if err != nil {
 		return err
