@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/internal/hostfs"
+	"github.com/nettune/nettune/internal/testutil"
 )
 
 // fakeEthtool is a device behind the one interface nic needs from
@@ -276,35 +277,8 @@ func BenchmarkQueueIRQs(b *testing.B) {
 	}
 }
 
-// virtioFixture is this VM's eth0 as sysfs shows it: the net device sits
-// under virtio2, whose PCI function 0000:00:03.0 holds msi_irqs 37-39 and
-// numa_node -1; /proc/interrupts is the one captured here.
-func virtioFixture(t *testing.T) string {
-	t.Helper()
-	root := t.TempDir()
-	pci := filepath.Join(root, "sys/devices/pci0000:00/0000:00:03.0")
-	mk := func(p, content string) {
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
-	}
-	ln := func(target, p string) {
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.Symlink(target, p))
-	}
-	mk(filepath.Join(pci, "numa_node"), "-1\n")
-	mk(filepath.Join(pci, "virtio2/net/eth0/ifindex"), "4\n")
-	ln("../../../virtio2", filepath.Join(pci, "virtio2/net/eth0/device"))
-	ln("../../../../bus/virtio/drivers/virtio_net", filepath.Join(pci, "virtio2/driver"))
-	ln("../../devices/pci0000:00/0000:00:03.0/virtio2/net/eth0", filepath.Join(root, "sys/class/net/eth0"))
-	for _, irq := range []string{"37", "38", "39"} {
-		mk(filepath.Join(pci, "msi_irqs", irq), "msix\n")
-		mk(filepath.Join(root, "proc/irq", irq, "smp_affinity_list"), "0-1\n")
-	}
-	b, err := os.ReadFile(filepath.Join("testdata", "interrupts-x86-virtio-2cpu.txt"))
-	require.NoError(t, err)
-	mk(filepath.Join(root, "proc/interrupts"), string(b))
-	return root
-}
+// virtioFixture is this VM's eth0 (testutil.VirtioNICRoot).
+func virtioFixture(t *testing.T) string { return testutil.VirtioNICRoot(t) }
 
 // TestQueueIRQsVirtio finds the IRQs on the PCI function above virtio2,
 // and spreads by queue: input.0 and output.0 share a CPU.

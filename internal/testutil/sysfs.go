@@ -276,3 +276,46 @@ shift; exec "$@"`
 	}
 	return out.String(), errb.String()
 }
+
+// VirtioNICRoot returns a host root holding this VM's virtio eth0 as sysfs
+// shows it: the net device under virtio2 (driver virtio_net, ifindex 4),
+// whose PCI function 0000:00:03.0 holds msi_irqs 37-39 and numa_node -1,
+// each IRQ's smp_affinity_list 0-1, and the /proc/interrupts captured here
+// (nic/testdata/interrupts-x86-virtio-2cpu.txt: config 37, input.0 38,
+// output.0 39).
+func VirtioNICRoot(t testing.TB) string {
+	t.Helper()
+	root := t.TempDir()
+	pci := filepath.Join(root, "sys/devices/pci0000:00/0000:00:03.0")
+	mk := func(p, content string) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ln := func(target, p string) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk(filepath.Join(pci, "numa_node"), "-1\n")
+	mk(filepath.Join(pci, "virtio2/net/eth0/ifindex"), "4\n")
+	ln("../../../virtio2", filepath.Join(pci, "virtio2/net/eth0/device"))
+	ln("../../../../bus/virtio/drivers/virtio_net", filepath.Join(pci, "virtio2/driver"))
+	ln("../../devices/pci0000:00/0000:00:03.0/virtio2/net/eth0", filepath.Join(root, "sys/class/net/eth0"))
+	for _, irq := range []string{"37", "38", "39"} {
+		mk(filepath.Join(pci, "msi_irqs", irq), "msix\n")
+		mk(filepath.Join(root, "proc/irq", irq, "smp_affinity_list"), "0-1\n")
+	}
+	b, err := os.ReadFile(filepath.Join(RepoRoot(t), "nic", "testdata", "interrupts-x86-virtio-2cpu.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk(filepath.Join(root, "proc/interrupts"), string(b))
+	return root
+}

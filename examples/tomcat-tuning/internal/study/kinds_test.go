@@ -175,6 +175,7 @@ func TestJournalKinds(t *testing.T) {
 	rev, ver := Reverters(h), Verifiers(h)
 	for kind, got := range map[string]string{
 		"nic-channels":      nic.ChannelsEdit{}.Kind(),
+		"nic-irq-affinity":  nic.IRQAffinityEdit{}.Kind(),
 		"nic-link-file":     nic.LinkFileEdit{}.Kind(),
 		"tomcat-instance":   tomcatconf.RestartChange{}.Kind(),
 		"systemd-drop-in":   tomcatconf.DropInChange{}.Kind(),

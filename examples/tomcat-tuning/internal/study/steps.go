@@ -58,6 +58,7 @@ func Reverters(h *tuning.Host) tuning.Reverters {
 // kind: its revert in rev, its check in ver (either may be nil).
 func journaled(rev tuning.Reverters, ver tuning.Verifiers) {
 	journal[nic.ChannelsEdit](rev, ver)
+	journal[nic.IRQAffinityEdit](rev, ver)
 	journal[tomcatconf.RestartChange](rev, ver)
 	journal[tomcatconf.DropInChange](rev, ver)
 	journal[tomcatconf.ServerXMLEdit](rev, ver)

@@ -1,0 +1,102 @@
+//go:build linux
+
+package study
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/nettune/nettune/nic"
+	"github.com/nettune/nettune/tuning"
+)
+
+// stepIRQ is the kind of the user's IRQ steps: irq:spread in -steps.
+const stepIRQ = "irq"
+
+// irqKind places the NIC's queue interrupts: irq:spread gives each queue
+// one of Tomcat's CPUs, in queue order, as vendors' set_irq_affinity
+// scripts do (nic.Client.PlanQueueSpreadEdit), journaled as a
+// nic.IRQAffinityEdit and undone after.
+func irqKind() Kind {
+	return Kind{Name: stepIRQ, Arg: "spread", With: irqStep}
+}
+
+// irqStep is the step of irq:ARG; spread is the only placement.
+func irqStep(arg string) (Kind, error) {
+	if arg != "spread" {
+		return Kind{}, fmt.Errorf("placement %q: the one placement is spread", arg)
+	}
+	name := stepIRQ + ":" + arg
+	return Kind{Name: name, Title: title("the NIC's queue IRQs spread over Tomcat's CPUs"),
+		Plan: func(p *planner, _ context.Context) (*tuning.Change, error) { return p.irqSpread(name) },
+		Needs: Needs{HostLock: true, Measures: irqMeasures, Persist: func(pp *persistPlan) error {
+			pp.p.Notes = append(pp.p.Notes, name+": IRQ affinities last until the next boot (/proc/irq keeps nothing): "+
+				"irqbalance's --banirq, or a unit that writes them at boot, keeps them")
+			return nil
+		}}}, nil
+}
+
+// irqMeasures is 0 where the step is skipped whatever happens: no NIC, or
+// a virtual one (its traffic raises no queue interrupts).
+func irqMeasures(h Host, _ Options) int {
+	if h.NIC.Name == "" || h.NIC.Virtual {
+		return 0
+	}
+	return 1
+}
+
+// irqSpread plans the spread of the NIC's queue IRQs over the CPUs
+// Tomcat runs on at this step, or says why it cannot.
+func (p *planner) irqSpread(step string) (*tuning.Change, error) {
+	n := p.h.NIC
+	switch {
+	case n.Name == "":
+		return &tuning.Change{Skip: "no NIC serves the target"}, nil
+	case n.Virtual:
+		return &tuning.Change{Skip: n.Name + " is virtual (no device/): its traffic raises no queue interrupts to place"}, nil
+	}
+	if pid := processNamed(p.h.Root, "irqbalance"); pid > 0 {
+		return &tuning.Change{Skip: fmt.Sprintf("irqbalance (PID %d) runs and would move the IRQs again: stop it for the study (systemctl stop irqbalance) and start it after", pid)}, nil
+	}
+	place, _ := placedBefore(p.h, p.o, step)
+	c, err := nic.New(&nic.Options{Root: p.h.Root})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	e, err := c.PlanQueueSpreadEdit(n.Name, place.Tomcat.IDs())
+	if errors.Is(err, nic.ErrNotSupported) {
+		return &tuning.Change{Skip: fmt.Sprintf("%s: %v", n.Name, err)}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !e.Changed() {
+		return &tuning.Change{Describe: e.Describe() + ": already so"}, nil
+	}
+	return tuning.ChangeFor(e)
+}
+
+// processNamed returns the PID of a process whose comm is name under
+// root's /proc, or 0 for none.
+func processNamed(root, name string) int {
+	ents, err := os.ReadDir(filepath.Join(root, "proc"))
+	if err != nil {
+		return 0
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join(root, "proc", e.Name(), "comm")); err == nil && strings.TrimSpace(string(b)) == name {
+			return pid
+		}
+	}
+	return 0
+}
