@@ -3,9 +3,7 @@
 package study
 
 import (
-	"context"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -28,23 +26,14 @@ func TestConnectorStep(t *testing.T) {
 	require.Len(t, steps, 1)
 	assert.Equal(t, `Connector acceptCount="333"`, steps[0].Title)
 
-	path := filepath.Join(t.TempDir(), "j")
-	j, err := tuning.CreateJournal(path)
-	require.NoError(t, err)
-	th, err := tuning.New(h.Root)
-	require.NoError(t, err)
-	r := &tuning.Runner{Journal: j, Reverters: Reverters(th), Keep: true}
-	res, err := r.Run(context.Background(), steps)
-	require.NoError(t, err)
-	require.NoError(t, j.Close())
+	res, revert := applySteps(t, h.Root, steps)
 	require.Len(t, res, 1)
 	assert.Equal(t, tuning.StatusApplied, res[0].Status)
 	assert.Contains(t, res[0].Describe, `+               acceptCount="333"`, "the diff of the Connector's new attribute:\n%s", res[0].Describe)
 	got, err := os.ReadFile(xml)
 	require.NoError(t, err)
 	assert.Contains(t, string(got), `acceptCount="333"`)
-	_, err = tuning.RevertJournal(context.Background(), path, Reverters(th))
-	require.NoError(t, err)
+	revert()
 	got, err = os.ReadFile(xml)
 	require.NoError(t, err)
 	assert.Equal(t, orig, got, "server.xml byte-identical after the revert")

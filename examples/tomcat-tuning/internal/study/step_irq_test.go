@@ -41,15 +41,7 @@ func TestIRQSpreadStep(t *testing.T) {
 	require.Len(t, steps, 1)
 	assert.True(t, hostWide(h, o, steps))
 
-	path := filepath.Join(t.TempDir(), "j")
-	j, err := tuning.CreateJournal(path)
-	require.NoError(t, err)
-	th, err := tuning.New(root)
-	require.NoError(t, err)
-	r := &tuning.Runner{Journal: j, Reverters: Reverters(th), Keep: true}
-	res, err := r.Run(context.Background(), steps)
-	require.NoError(t, err)
-	require.NoError(t, j.Close())
+	res, revert := applySteps(t, root, steps)
 	assert.Equal(t, tuning.StatusApplied, res[0].Status)
 	assert.Equal(t, "eth0's queue IRQs: irq 38 cpus 0-1 -> 1, irq 39 cpus 0-1 -> 1", res[0].Describe)
 	aff := func(irq string) string {
@@ -58,8 +50,7 @@ func TestIRQSpreadStep(t *testing.T) {
 		return strings.TrimSpace(string(b))
 	}
 	assert.Equal(t, []string{"1", "1", "0-1"}, []string{aff("38"), aff("39"), aff("37")})
-	_, err = tuning.RevertJournal(context.Background(), path, Reverters(th))
-	require.NoError(t, err)
+	revert()
 	assert.Equal(t, []string{"0-1", "0-1", "0-1"}, []string{aff("38"), aff("39"), aff("37")}, "the journal put them back")
 
 	for _, tt := range []struct {

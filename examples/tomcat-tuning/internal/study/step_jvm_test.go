@@ -3,7 +3,6 @@
 package study
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,15 +29,7 @@ func TestJVMStep(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, steps, 1)
 
-	path := filepath.Join(t.TempDir(), "j")
-	j, err := tuning.CreateJournal(path)
-	require.NoError(t, err)
-	th, err := tuning.New(h.Root)
-	require.NoError(t, err)
-	r := &tuning.Runner{Journal: j, Reverters: Reverters(th), Keep: true}
-	res, err := r.Run(context.Background(), steps)
-	require.NoError(t, err)
-	require.NoError(t, j.Close())
+	res, revert := applySteps(t, h.Root, steps)
 	assert.Equal(t, tuning.StatusApplied, res[0].Status)
 	got, err := os.ReadFile(setenv)
 	require.NoError(t, err)
@@ -49,8 +40,7 @@ func TestJVMStep(t *testing.T) {
 		require.NoError(t, err, "%s", out)
 		assert.Equal(t, "-Dx=1 -XX:+UseSerialGC", string(out), "what catalina.sh gets from it")
 	}
-	_, err = tuning.RevertJournal(context.Background(), path, Reverters(th))
-	require.NoError(t, err)
+	revert()
 	assert.NoFileExists(t, setenv)
 	assert.NoDirExists(t, filepath.Dir(setenv), "the directory the step made")
 

@@ -30,6 +30,26 @@ func sysctlRoot(t *testing.T) string {
 	return root
 }
 
+// applySteps runs steps on the host root with a journal and Keep, and
+// returns their results and the function that reverts the journal.
+func applySteps(t *testing.T, root string, steps []tuning.Step) ([]tuning.StepResult, func()) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "j")
+	j, err := tuning.CreateJournal(path)
+	require.NoError(t, err)
+	th, err := tuning.New(root)
+	require.NoError(t, err)
+	r := &tuning.Runner{Journal: j, Reverters: Reverters(th), Keep: true}
+	res, err := r.Run(context.Background(), steps)
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	return res, func() {
+		t.Helper()
+		_, err := tuning.RevertJournal(context.Background(), path, Reverters(th))
+		require.NoError(t, err)
+	}
+}
+
 // TestParseStepsSysctl: sysctl:NAME=VALUE is a step of -steps, beside
 // the guide's; a malformed one is refused naming the step and the form.
 func TestParseStepsSysctl(t *testing.T) {
@@ -69,23 +89,14 @@ func TestSysctlStep(t *testing.T) {
 	assert.False(t, steps[0].Baseline)
 	assert.True(t, hostWide(h, o, steps), "a sysctl is host-wide: the host's lock")
 
-	path := filepath.Join(t.TempDir(), "j")
-	j, err := tuning.CreateJournal(path)
-	require.NoError(t, err)
-	th, err := tuning.New(root)
-	require.NoError(t, err)
-	r := &tuning.Runner{Journal: j, Reverters: Reverters(th), Keep: true}
-	res, err := r.Run(context.Background(), steps)
-	require.NoError(t, err)
-	require.NoError(t, j.Close())
+	res, revert := applySteps(t, root, steps)
 	require.Len(t, res, 1)
 	assert.Equal(t, tuning.StatusApplied, res[0].Status)
 	assert.Equal(t, "net.core.somaxconn: 4096 -> 8192", res[0].Describe)
 	got, err := os.ReadFile(filepath.Join(root, "proc/sys/net/core/somaxconn"))
 	require.NoError(t, err)
 	assert.Equal(t, "8192", strings.TrimSpace(string(got)))
-	_, err = tuning.RevertJournal(context.Background(), path, Reverters(th))
-	require.NoError(t, err)
+	revert()
 	got, err = os.ReadFile(filepath.Join(root, "proc/sys/net/core/somaxconn"))
 	require.NoError(t, err)
 	assert.Equal(t, "4096", strings.TrimSpace(string(got)), "the journal put it back")
