@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/examples/tomcat-tuning/internal/study"
+	"github.com/nettune/nettune/internal/cliflag"
 	"github.com/nettune/nettune/internal/testutil"
 )
 
@@ -52,7 +53,7 @@ func TestHelpAndVersion(t *testing.T) {
 		"alpha", "apply", "capacity-rate", "catalina-base", "catalina-home", "connections", "cpu-method", "cpus",
 		"duration", "export", "grub", "iface", "journal", "json", "keep", "latency-rate", "load-host", "load-netns",
 		"load-shares-cpus", "load-worker", "persist", "persist-steps", "plan", "plot", "port", "repeat", "revert", "root",
-		"search", "ssh-config", "steps", "url", "verify", "warmup", "warmup-interval", "wide",
+		"search", "ssh-config", "steps", "study", "url", "verify", "warmup", "warmup-interval", "wide",
 	})
 	out, _, _ := runCLI(t, "-h")
 	assert.True(t, strings.HasPrefix(out, synopsis+"\n"), out)
@@ -140,6 +141,52 @@ func hasArg(args []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestStudyFile: the README's study file gives the options its flags
+// give; a flag on the command line overrides the file's value; a key that
+// is no flag, a bad value or a key the file may not set is refused, naming
+// the file and the key.
+func TestStudyFile(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	m := regexp.MustCompile("(?s)### A study file.*?```json\n(.*?)```").FindSubmatch(b)
+	require.NotNil(t, m, "README.md's study file")
+	file := filepath.Join(t.TempDir(), "guide.json")
+	require.NoError(t, os.WriteFile(file, m[1], 0o644))
+	flags := []string{"-apply", "-url", "http://127.0.0.1:8080/examples/servlets/servlet/HelloWorldExample",
+		"-steps", "cpus,open-files,access-log,threads,sysctl:net.core.somaxconn=8192,connector:acceptCount=333",
+		"-repeat", "6", "-duration", "5s", "-warmup", "1m", "-json", "study.json"}
+	want, err := parseArgs(flags, &bytes.Buffer{})
+	require.NoError(t, err)
+	got, err := parseArgs([]string{"-study", file}, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "the file's study is its flags'")
+
+	over, err := parseArgs([]string{"-study", file, "-repeat", "2", "-steps", "access-log"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, 2, over.o.Repeat, "the command line overrides the file")
+	assert.Equal(t, []string{"access-log"}, over.o.Steps)
+	assert.Equal(t, time.Minute, over.o.WarmUp, "the file's other values stay")
+
+	for _, tt := range []struct{ json, want string }{
+		{`{"repeats": 2}`, `"repeats" is not a flag this file can set`},
+		{`{"repeat": "two"}`, `"repeat": invalid value "two"`},
+		{`{"study": "other.json"}`, `"study" is not a flag this file can set`},
+		{`{"revert": true}`, `"revert" is not a flag this file can set`},
+		{`{"steps": ["access-log", 3]}`, `"steps": item 2 of the list: want a string without a comma`},
+		{`{"steps": ["nope"]}`, `-steps: unknown step "nope"`},
+		{`["apply"]`, "want a JSON object of flag names and values"},
+		{`{"keep": true}`, "-keep leaves -apply's changes in place: give -apply too"},
+	} {
+		bad := filepath.Join(t.TempDir(), "bad.json")
+		require.NoError(t, os.WriteFile(bad, []byte(tt.json), 0o644))
+		_, err := parseArgs([]string{"-study", bad}, &bytes.Buffer{})
+		require.ErrorIs(t, err, cliflag.ErrUsage, tt.json)
+		assert.ErrorContains(t, err, tt.want, tt.json)
+	}
+	_, err = parseArgs([]string{"-study", filepath.Join(t.TempDir(), "missing.json")}, &bytes.Buffer{})
+	assert.ErrorContains(t, err, "missing.json: no such file or directory")
 }
 
 // TestParseArgs: a bare duration is seconds (wrk2's -d60), -search is a

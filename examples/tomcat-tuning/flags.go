@@ -77,11 +77,22 @@ func parseArgs(args []string, stdout io.Writer) (command, error) {
 	fs.StringVar(&o.LoadHost, "load-host", "", "run each load on this client machine, [USER@]HOST[:PORT], through ssh (BatchMode, known host keys only), as the guide's wrk2 client, or on several, comma-separated (one shard each, merged); needs -url with an address they reach")
 	fs.StringVar(&o.SSHConfig, "ssh-config", "", "with -load-host: ssh configuration `file` (ssh -F)")
 	fs.StringVar(&o.LoadWorker, "load-worker", "", "with -load-host: the worker binary to copy to the client (default: this binary; build one with GOARCH=… go build for a client of another architecture)")
+	var studyFile string
+	fs.StringVar(&studyFile, "study", "", "a JSON `file` of flag names and values for a study run often (README: a study file); the command line's flags override it")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if err := fs.NoArgs(); err != nil {
 		return c, err
+	}
+	if studyFile != "" {
+		if err := fs.SetFromFile(studyFile, "study", "revert", "verify"); err != nil {
+			return c, err
+		}
+		// Again, over the file's values: the command line wins.
+		if err := fs.Parse(args); err != nil {
+			return c, err
+		}
 	}
 	if !search {
 		o.Search = study.SearchOff
