@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/nettune/nettune/loadgen/stats"
 )
 
 // RunFunc runs one load and returns what it measured; Run is one. A tool
@@ -57,7 +59,7 @@ type Capacity struct {
 	// responses completed in each run's measured window over the window
 	// (Config.Duration). Nothing is sent after the window, and what
 	// completes in the drain that follows is not counted.
-	Rate Spread
+	Rate stats.Spread
 	// Saturated reports whether every run completed less than 90% of its
 	// offered rate: only then is Rate the server's capacity. Otherwise the
 	// server kept up with the offered rate and Rate is a lower bound.
@@ -122,7 +124,7 @@ func MeasureCapacity(ctx context.Context, cfg Config, opts *CapacityOptions) (*C
 			c.Saturated = false
 		}
 	}
-	c.Rate = SpreadOf(rates)
+	c.Rate = stats.SpreadOf(rates)
 	return c, nil
 }
 

@@ -12,23 +12,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 )
 
 // studySteps are three measured steps: a real gain, then one inside the
 // spread.
 var studySteps = []loadgen.StepFigures{
-	{Name: "baseline", Capacity: loadgen.SpreadOf([]float64{12100, 12400, 12900}),
+	{Name: "baseline", Capacity: stats.SpreadOf([]float64{12100, 12400, 12900}),
 		Latency: loadgen.Figures{Name: "baseline", Load: 7400, P50: 900 * time.Microsecond, P99: 12 * time.Millisecond, Max: 40 * time.Millisecond, CPU: 71.5}},
-	{Name: "access-log", Capacity: loadgen.SpreadOf([]float64{14900, 15200, 15300}), CapacityErrors: 3,
+	{Name: "access-log", Capacity: stats.SpreadOf([]float64{14900, 15200, 15300}), CapacityErrors: 3,
 		Latency: loadgen.Figures{Name: "access-log", Load: 7400, P50: 700 * time.Microsecond, P99: 6 * time.Millisecond, Max: 30 * time.Millisecond, Errors: 1, CPU: 60}},
-	{Name: "threads", Capacity: loadgen.SpreadOf([]float64{14800, 15400, 15600}),
+	{Name: "threads", Capacity: stats.SpreadOf([]float64{14800, 15400, 15600}),
 		Latency: loadgen.Figures{Name: "threads", Load: 7400, P50: 650 * time.Microsecond, P99: 9 * time.Millisecond, Max: 25 * time.Millisecond, CPU: 58}},
 }
 
 func TestCompareSteps(t *testing.T) {
 	c := loadgen.CompareSteps(studySteps...)
 	require.Len(t, c.Rows, 3)
-	assert.Equal(t, loadgen.Uplift{}, c.Rows[0].VsBaseline)
+	assert.Equal(t, stats.Uplift{}, c.Rows[0].VsBaseline)
 	assert.InDelta(t, 22.58, c.Rows[1].VsBaseline.Percent, 0.01)
 	assert.False(t, c.Rows[1].VsBaseline.Noise, "ranges 12100-12900 and 14900-15300 are apart")
 	assert.InDelta(t, 1.32, c.Rows[2].VsPrevious.Percent, 0.01)

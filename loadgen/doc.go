@@ -62,10 +62,10 @@
 // [WarmUpOptions.CompilerShare], until a JVM's JIT compilers use under 2 %
 // of its CPU), repeated saturating runs, and each step's change against
 // the baseline and the step before judged as benchstat judges a
-// difference: the two-sided Mann-Whitney U test ([MannWhitneyU]), the
-// exact Hodges-Lehmann interval of the ratio ([RatioIntervalOf]), and a
+// difference: the two-sided Mann-Whitney U test ([stats.MannWhitneyU]), the
+// exact Hodges-Lehmann interval of the ratio ([stats.RatioIntervalOf]), and a
 // gain or a loss only when p < α and the interval lies outside a ±1 %
-// noise band ([UpliftOfRuns]). [StepComparison.Drift] says which uplifts a
+// noise band ([stats.UpliftOfRuns]). [StepComparison.Drift] says which uplifts a
 // drift of the starting configuration over the study is as large as.
 //
 // [HlogRecorder], used as [Config.OnInterval], writes an HdrHistogram

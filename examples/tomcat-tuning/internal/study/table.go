@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 )
 
 // TableWidth is the widest line the step table and the lines under it
@@ -91,9 +92,9 @@ func compactTable(c loadgen.StepComparison) string {
 // upliftCell is an uplift in a compact cell: its percent and verdict,
 // "+10.4 % gain", "+0.4 % n.s.", "+26.1 % few runs"; without a verdict
 // (runs not kept) " noise" marks a change inside the spread.
-func upliftCell(u loadgen.Uplift) string {
-	word := map[loadgen.Verdict]string{loadgen.VerdictGain: "gain", loadgen.VerdictLoss: "loss",
-		loadgen.VerdictNoChange: "n.s.", loadgen.VerdictTooFewRuns: "few runs", loadgen.VerdictUnsettled: "unsettled"}[u.Verdict]
+func upliftCell(u stats.Uplift) string {
+	word := map[stats.Verdict]string{stats.VerdictGain: "gain", stats.VerdictLoss: "loss",
+		stats.VerdictNoChange: "n.s.", stats.VerdictTooFewRuns: "few runs", stats.VerdictUnsettled: "unsettled"}[u.Verdict]
 	if u.Verdict == "" && u.Noise {
 		word = "noise"
 	}
@@ -103,7 +104,7 @@ func upliftCell(u loadgen.Uplift) string {
 // rangeCell is a capacity's min-max: whole requests/s, or thousands with
 // one decimal from 100000 on ("370.1-388.5k"), so a 6-digit capacity
 // still fits.
-func rangeCell(s loadgen.Spread) string {
+func rangeCell(s stats.Spread) string {
 	if s.Max >= 100000 {
 		return fmt.Sprintf("%.1f-%.1fk", s.Min/1000, s.Max/1000)
 	}
