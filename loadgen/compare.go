@@ -121,8 +121,8 @@ func (c Comparison) Text() string {
 	for i, r := range c.Rows {
 		vsBase, vsPrev, latVs, itrVs := "", "", "", ""
 		if i > 0 {
-			vsBase, vsPrev = pct(r.VsBaseline), pct(r.VsPrevious)
-			latVs, itrVs = pct(r.LatencyVsBaseline), pct(r.ITRVsBaseline)
+			vsBase, vsPrev = format.Pct(r.VsBaseline), format.Pct(r.VsPrevious)
+			latVs, itrVs = format.Pct(r.LatencyVsBaseline), format.Pct(r.ITRVsBaseline)
 		}
 		row := []string{r.Name, fmt.Sprintf("%.2f", r.Throughput), fmt.Sprintf("%.1f", r.Relative), vsBase, vsPrev,
 			cell(r.Mean), latVs, cell(r.P50), cell(r.P99), cell(r.Max), fmt.Sprint(r.Errors)}
@@ -143,14 +143,7 @@ func cell(d time.Duration) string {
 	if d == 0 {
 		return "-"
 	}
-	return FormatDuration(d)
-}
-
-func pct(v float64) string {
-	if math.Abs(v) < 0.005 {
-		return "0.00%"
-	}
-	return fmt.Sprintf("%+.2f%%", v)
+	return format.Duration(d)
 }
 
 // table aligns rows: the first column left, the others right.
@@ -174,11 +167,6 @@ func table(rows [][]string) string {
 	}
 	return b.String()
 }
-
-// FormatDuration formats a latency compactly with three significant
-// digits in the largest fitting unit: "850us", "1.20ms", "16.76s". Zero is
-// "0".
-func FormatDuration(d time.Duration) string { return format.Duration(d) }
 
 // StepFigures are one configuration's measurements in a step-by-step
 // tuning study: its capacity over repeated saturating runs, and its
@@ -485,7 +473,3 @@ func (d Drift) Text() string {
 	}
 	return fmt.Sprintf("%s; these uplifts are no larger and cannot be trusted: %s\n", s, strings.Join(parts, "; "))
 }
-
-// Percent formats a percent change as every step table and uplift does:
-// its sign, one decimal, a space and "%" ("+10.4 %", "-2.1 %", "0.0 %").
-func Percent(v float64) string { return format.Percent(v) }

@@ -18,16 +18,17 @@
 // or with a new connection per request (connect time recorded separately,
 // as ab's Connect / Processing / Waiting / Total).
 //
-// Reports: [WriteWrk] (wrk2's text layout, with --latency's HdrHistogram
-// distribution and -U's uncorrected block), [WriteAB] (ApacheBench's
-// layout), [WriteJSON] (every number, histograms included in HdrHistogram's
+// Reports live in package loadgen/report, which imports this one:
+// report.WriteWrk (wrk2's text layout, with --latency's HdrHistogram
+// distribution and -U's uncorrected block), report.WriteAB (ApacheBench's
+// layout), report.WriteJSON (every number, histograms included in HdrHistogram's
 // compressed encoding). [Config.OnInterval] receives per-interval
 // histograms for live progress or interval logs. The command line that
 // accepts wrk2's and ab's verbatim is examples/loadgen, which also owns
 // its flag parsing and file handling; this package parses only
 // [ParseHeader] values, [ParseStatusSet] lists, vegeta's targets files
-// ([ParseTargets], [ReadTargets]) and wire forms ([ReadResultJSON],
-// [ReadConfigJSON]).
+// ([ParseTargets], [ReadTargets]) and the wire form of a Config
+// ([ReadConfigJSON]; a Result's is report.ReadResultJSON).
 //
 // # Several requests
 //
@@ -55,7 +56,7 @@
 // [Compare] puts variations or tuning steps side by side against a
 // baseline (%ETR, change against the baseline and the previous step,
 // latency, CPU, ITR) as text or JSON; [FiguresOf] turns a [Result] into
-// Figures, and [ReadResultJSON] reads back a run saved with [WriteJSON].
+// Figures, and report.ReadResultJSON reads back a run saved with report.WriteJSON.
 //
 // [WarmUp], [MeasureCapacity] and [CompareSteps] measure a tuning study's
 // steps: warm-up runs until the rate stops climbing (and, with
@@ -77,7 +78,7 @@
 // load over n generators on n machines: shard i sends requests i, i+n, …
 // of the schedule ([ShardPacer]: rate R/n, send times offset by i/R) from a
 // shared start, so the union is one evenly spaced load at R.
-// [PlotPercentiles] and [PlotThroughput] draw SVG charts (latency by
+// report.PlotPercentiles and report.PlotThroughput draw SVG charts (latency by
 // percentile on HdrHistogram's 1/(1−p) axis, several runs overlaid;
 // throughput bars with uplift labels).
 //

@@ -3,11 +3,11 @@ package loadgen
 import (
 	"fmt"
 	"io"
-	"math"
 	"sync"
-	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/nettune/nettune/loadgen/internal/format"
 )
 
 // FiguresOf returns the headline figures of a run, for Compare, sweeps and
@@ -27,22 +27,14 @@ func FiguresOf(name string, r *Result) Figures {
 		f.Load = r.OfferedRate
 	}
 	if h := r.Histograms.Latency; h != nil && h.TotalCount() > 0 {
-		f.Mean = usDuration(h.Mean())
-		f.P50 = usDuration(float64(h.ValueAtQuantile(50)))
-		f.P90 = usDuration(float64(h.ValueAtQuantile(90)))
-		f.P99 = usDuration(float64(h.ValueAtQuantile(99)))
-		f.P999 = usDuration(float64(h.ValueAtQuantile(99.9)))
-		f.Max = usDuration(float64(h.Max()))
+		f.Mean = format.Micros(h.Mean())
+		f.P50 = format.Micros(float64(h.ValueAtQuantile(50)))
+		f.P90 = format.Micros(float64(h.ValueAtQuantile(90)))
+		f.P99 = format.Micros(float64(h.ValueAtQuantile(99)))
+		f.P999 = format.Micros(float64(h.ValueAtQuantile(99.9)))
+		f.Max = format.Micros(float64(h.Max()))
 	}
 	return f
-}
-
-func usDuration(us float64) time.Duration {
-	ns := us * float64(time.Microsecond)
-	if ns >= math.MaxInt64 {
-		return math.MaxInt64 // (a histogram read from a file may hold anything)
-	}
-	return time.Duration(ns)
 }
 
 // HlogRecorder writes a run's interval snapshots as an HdrHistogram

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/nettune/nettune/loadgen/internal/format"
 )
 
 // Generator-bound thresholds (LoadBound).
@@ -87,12 +89,12 @@ func LoadBound(res *Result) string {
 	var lag time.Duration
 	late := res.Missed
 	if h := res.Histograms.Lag; h != nil && h.TotalCount() > 0 {
-		lag = usDuration(float64(h.ValueAtQuantile(99)))
+		lag = format.Micros(float64(h.ValueAtQuantile(99)))
 		late += countAbove(h, BoundLag.Microseconds())
 	}
 	busy := 1.0
 	if h := res.Histograms.Service; h != nil && h.TotalCount() > 0 && res.Connections > 0 {
-		busy = res.AchievedRate * usDuration(h.Mean()).Seconds() / float64(res.Connections)
+		busy = res.AchievedRate * format.Micros(h.Mean()).Seconds() / float64(res.Connections)
 	}
 	byCPU := cpu >= BoundCPUPercent
 	// A server that stalls now and then (GC, JIT) holds every connection
@@ -100,7 +102,7 @@ func LoadBound(res *Result) string {
 	// than the slowest responses (the Service p99) is the server's.
 	var slow time.Duration
 	if h := res.Histograms.Service; h != nil && h.TotalCount() > 0 {
-		slow = usDuration(float64(h.ValueAtQuantile(99)))
+		slow = format.Micros(float64(h.ValueAtQuantile(99)))
 	}
 	byLag := res.Pacer != "" && lag > BoundLag && busy < BoundBusy && slow < lag && late >= BoundLateSends
 	if !byCPU && !byLag {
@@ -115,7 +117,7 @@ func LoadBound(res *Result) string {
 		}
 	}
 	if res.Pacer != "" {
-		s += " lag p99 " + FormatDuration(lag)
+		s += " lag p99 " + format.Duration(lag)
 		if res.Missed > 0 {
 			s += fmt.Sprintf(", %d due never sent", res.Missed)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nettune/nettune/loadgen/internal/format"
 	"github.com/nettune/nettune/loadgen/stats"
 )
 
@@ -85,7 +86,7 @@ func PickBest(cands []StepFigures, opts *stats.UpliftOptions) (Choice, error) {
 			}
 			ch.Best = best
 			ch.Why = fmt.Sprintf("lowest p99 at %.0f req/s (%s) of %d not significantly different in capacity",
-				rate, FormatDuration(cands[best].Latency.P99), len(ch.Tied))
+				rate, format.Duration(cands[best].Latency.P99), len(ch.Tied))
 		}
 	}
 	ch.VsBest = make([]stats.Uplift, len(cands))

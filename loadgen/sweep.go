@@ -78,18 +78,6 @@ func (s *SweepResult) Text() string {
 // JSON returns the sweep as indented JSON.
 func (s *SweepResult) JSON() ([]byte, error) { return json.MarshalIndent(s, "", "  ") }
 
-// Series returns each level's latency percentile spectrum, for
-// PlotPercentiles.
-func (s *SweepResult) Series() []PercentileSeries {
-	var out []PercentileSeries
-	for _, l := range s.Levels {
-		if l.Result != nil && l.Result.Histograms.Latency.TotalCount() > 0 {
-			out = append(out, PercentileSeries{Name: l.Name, Points: Spectrum(l.Result.Histograms.Latency, 5)})
-		}
-	}
-	return out
-}
-
 // Sweep runs the levels one after the other, sampling the host's and the
 // process's CPU every 50 ms while each runs and keeping the samples that
 // bracket its measured part, then analyses the sweep. It stops at the

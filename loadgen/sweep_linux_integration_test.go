@@ -22,6 +22,7 @@ import (
 
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 )
 
 // poolServer answers on 127.0.0.1 with a fixed pool of workers, each
@@ -88,7 +89,7 @@ func sweepPool(t *testing.T, url string) *loadgen.SweepResult {
 	js, err := res.JSON()
 	require.NoError(t, err)
 	assert.Contains(t, string(js), `"knee": `)
-	assert.Len(t, res.Series(), 5)
+	assert.Len(t, report.SweepSeries(res), 5)
 	return res
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 	"github.com/nettune/nettune/loadgen/stats"
 )
 
@@ -72,7 +73,7 @@ func TestCompareStepsSignificance(t *testing.T) {
 
 	// The bar chart labels carry the same cells.
 	var svg bytes.Buffer
-	require.NoError(t, loadgen.PlotCapacity(&svg, "steps", c))
+	require.NoError(t, report.PlotCapacity(&svg, "steps", c))
 	assert.Contains(t, svg.String(), "+8.0 % [+4.8, +11.2] p=0.002 base")
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nettune/nettune/internal/cliflag"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 )
 
 // errLuaScript is returned by parseWrkArgs for -s/--script: wrk's Lua
@@ -26,7 +27,7 @@ var errLuaScript = errors.New("Lua scripts (-s) are not supported: use -m, -H an
 // wrkArgs is a wrk2 command line, parsed.
 type wrkArgs struct {
 	Config loadgen.Config
-	Report loadgen.WrkOptions
+	Report report.WrkOptions
 	JSON   bool // --json: print the result as JSON instead of the text report
 	Help   bool // -h/--help
 	// Version is -v/--version (-version): print the version.

@@ -58,3 +58,32 @@ func Change(from, to float64) float64 {
 	}
 	return 100 * (to - from) / from
 }
+
+// Pct formats a percent change with its sign and two decimals, as
+// Comparison.Text does: "+3.25%", "-0.40%", "0.00%".
+func Pct(v float64) string {
+	if math.Abs(v) < 0.005 {
+		return "0.00%"
+	}
+	return fmt.Sprintf("%+.2f%%", v)
+}
+
+// Micros converts microseconds, the unit of the histograms, to a
+// Duration, saturating at the largest one (a histogram read from a file
+// may hold anything).
+func Micros(us float64) time.Duration {
+	ns := us * float64(time.Microsecond)
+	if ns >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return time.Duration(ns)
+}
+
+// Seconds converts seconds to a Duration rounded up, never before the
+// exact time, saturating at the largest one.
+func Seconds(s float64) time.Duration {
+	if s >= float64(math.MaxInt64)/1e9 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(math.Ceil(s*1e9 - 1e-6))
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/nettune/nettune/internal/rlimit"
 	"github.com/nettune/nettune/internal/statedir"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 	"github.com/nettune/nettune/loadgen/stats"
 	"github.com/nettune/nettune/numa"
 	"github.com/nettune/nettune/tomcatconf"
@@ -700,12 +701,12 @@ func (r *run) setupClient(ctx context.Context, j *tuning.Journal) (func(), error
 			fmt.Fprintf(r.log, "load generator: %s is not this host's architecture: built its worker from this module's source (%s)\n", c.Host, filepath.Base(c.Built))
 		}
 		fmt.Fprintf(r.log, "load generator: client %s over ssh, worker %s (SHA-256 verified); its clock %s against this host's (smallest of %d ssh round trips), session set-up %s\n",
-			c.Host, c.Exe(), clock, clockRounds, loadgen.FormatDuration(clock.Setup))
+			c.Host, c.Exe(), clock, clockRounds, report.FormatDuration(clock.Setup))
 	}
 	if n := len(cs.Hosts); n > 1 {
 		fmt.Fprintf(r.log, "each load runs on the %d clients together: open-model runs as shards i/%d of one schedule, closed-loop runs (warm-ups) with the connections split; "+
 			"a shared start %s ahead, set on each client's clock by its offset; histograms merged, capacity = their responses over the common window\n",
-			n, n, loadgen.FormatDuration(cs.Lead()))
+			n, n, report.FormatDuration(cs.Lead()))
 	}
 	r.clients = cs
 	return done, nil

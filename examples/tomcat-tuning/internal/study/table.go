@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 	"github.com/nettune/nettune/loadgen/stats"
 )
 
@@ -76,13 +77,13 @@ func compactTable(c loadgen.StepComparison) string {
 		if guide != "" {
 			ref := ""
 			if r.Reference != nil {
-				ref = loadgen.Percent(r.Reference.VsPrevious)
+				ref = report.Percent(r.Reference.VsPrevious)
 			}
 			row = append(row, ref)
 		}
 		p99 := "-"
 		if r.Latency.P99 > 0 {
-			p99 = loadgen.FormatDuration(r.Latency.P99)
+			p99 = report.FormatDuration(r.Latency.P99)
 		}
 		rows = append(rows, append(row, p99, fmt.Sprint(r.CapacityErrors+r.Latency.Errors)))
 	}
@@ -98,7 +99,7 @@ func upliftCell(u stats.Uplift) string {
 	if u.Verdict == "" && u.Noise {
 		word = "noise"
 	}
-	return strings.TrimSpace(loadgen.Percent(u.Percent) + " " + firstNonEmpty(word, string(u.Verdict)))
+	return strings.TrimSpace(report.Percent(u.Percent) + " " + firstNonEmpty(word, string(u.Verdict)))
 }
 
 // rangeCell is a capacity's min-max: whole requests/s, or thousands with

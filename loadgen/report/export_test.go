@@ -1,4 +1,4 @@
-package loadgen
+package report
 
 // StatsRow exposes statsRow to the black-box tests.
 var StatsRow = statsRow
