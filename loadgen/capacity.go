@@ -15,7 +15,7 @@ import (
 // (to pin the generator to CPUs, log each run, or run it elsewhere).
 type RunFunc func(ctx context.Context, cfg Config) (*Result, error)
 
-// Defaults of MeasureCapacity and WarmUp.
+// Defaults of MeasureCapacity, WarmUp and MeasureStep.
 const (
 	// DefaultCapacityRate is the offered rate of a capacity run: wrk2's
 	// -R500000 in the Arm Tomcat guide, far above what one server answers.
@@ -35,6 +35,11 @@ const (
 	// JIT compiler threads may use over the last warm-up run for the JIT
 	// to count as settled (WarmUpOptions.CompilerShare).
 	DefaultMaxCompilerShare = 0.02
+	// DefaultLatencyShare is the common latency rate of MeasureStep, as a
+	// share of the step's capacity, when StepOptions.LatencyRate is 0: far
+	// enough below saturation that the latency is the server's, not a
+	// queue's.
+	DefaultLatencyShare = 0.6
 )
 
 // saturatedBelow is the fraction of its offered rate under which a run

@@ -135,7 +135,7 @@ func (c Comparison) Text() string {
 		}
 		rows = append(rows, row)
 	}
-	return table(rows)
+	return format.Table(rows)
 }
 
 // cell formats a latency for a table, "-" when it was not measured.
@@ -144,28 +144,6 @@ func cell(d time.Duration) string {
 		return "-"
 	}
 	return format.Duration(d)
-}
-
-// table aligns rows: the first column left, the others right.
-func table(rows [][]string) string {
-	widths := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, c := range r {
-			widths[i] = max(widths[i], len(c))
-		}
-	}
-	var b strings.Builder
-	for _, r := range rows {
-		for i, c := range r {
-			if i == 0 {
-				fmt.Fprintf(&b, "%-*s", widths[i], c)
-			} else {
-				fmt.Fprintf(&b, "  %*s", widths[i], c)
-			}
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
 }
 
 // StepFigures are one configuration's measurements in a step-by-step
@@ -374,7 +352,7 @@ func (c StepComparison) Text() string {
 		}
 		rows = append(rows, row)
 	}
-	return table(rows)
+	return format.Table(rows)
 }
 
 // Legend says how Text's uplifts were judged, for a line under the table:

@@ -69,11 +69,9 @@
 // noise band ([stats.UpliftOfRuns]). [StepComparison.Drift] says which uplifts a
 // drift of the starting configuration over the study is as large as.
 //
-// [HlogRecorder], used as [Config.OnInterval], writes an HdrHistogram
-// interval log (.hlog, format 1.3) with one interval per second tagged
-// corrected, uncorrected and lag, which HdrHistogram's own tools read;
-// [ReadHlog] reads it back and [MergeHlogs] unions the logs of several
-// generators losslessly, computing throughput from each one's active window.
+// [Config.OnInterval] receives a [Snapshot] per interval; report.HlogRecorder
+// writes them as an HdrHistogram interval log, and report.MergeHlogs
+// unions the logs of several generators.
 // [Config.Shard], [Config.Shards] and [Config.StartAt] split one open-model
 // load over n generators on n machines: shard i sends requests i, i+n, …
 // of the schedule ([ShardPacer]: rate R/n, send times offset by i/R) from a
@@ -92,7 +90,7 @@
 // loop's load: while the loop is nearly idle every send leaves on time;
 // as its CPU share grows, sends falling due close together leave in one
 // wake-up, within a window that is never wider than a quarter of a
-// connection's send interval nor than [DefaultSendWindow] (1 ms). The
+// connection's send interval nor than 1 ms. The
 // delay is measured, in [Histograms.Lag] and in the corrected latency
 // (wrk2's 1 ms timers add ~0.8 ms to every corrected percentile). A loop
 // sleeps in epoll_pwait without handing its P back to the Go scheduler (a blocking system call that

@@ -6,11 +6,6 @@ import (
 	"math"
 )
 
-// DefaultLatencyShare is the common latency rate of MeasureStep, as a
-// share of the step's capacity, when StepOptions.LatencyRate is 0: far
-// enough below saturation that the latency is the server's, not a queue's.
-const DefaultLatencyShare = 0.6
-
 // StepOptions tune MeasureStep. A nil *StepOptions means the defaults.
 type StepOptions struct {
 	// Name labels the figures (StepFigures.Name): "baseline", "threads".
@@ -139,7 +134,7 @@ func MeasureStep(ctx context.Context, base Config, opts *StepOptions) (StepFigur
 					n = h.CPUs
 				}
 			}
-			f.CPU = Use(before, after, n).Percent
+			f.CPU = useOf(before, after, n).Percent
 		}
 	}
 	return StepFigures{Name: o.Name, Capacity: c.Rate, CapacityRuns: c.Rates(), CapacityErrors: c.Errors, Latency: f,

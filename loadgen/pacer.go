@@ -288,7 +288,7 @@ type sendPolicy struct {
 // development VM (2 vCPUs, nginx on the other CPU, see PERF.md): a loop
 // sending each request on time at 7500/s costs ~22 % of a CPU, batched
 // within 1 ms ~8 %; at the CO test's 500/s per loop ~1 %.
-var defaultSendPolicy = sendPolicy{Max: DefaultSendWindow, Fraction: 0.25, Idle: 0.02, Busy: 0.10}
+var defaultSendPolicy = sendPolicy{Max: defaultSendWindow, Fraction: 0.25, Idle: 0.02, Busy: 0.10}
 
 // window returns the send window for a loop at the given load (its share
 // of one CPU over the last tick, smoothed) whose connections each send one

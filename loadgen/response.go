@@ -2,13 +2,8 @@ package loadgen
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 )
-
-// ErrProtocol is returned (wrapped in a *ProtocolError) when a server's
-// response is not valid HTTP/1.x. It counts as a read error.
-var ErrProtocol = errors.New("loadgen: malformed HTTP response")
 
 // ProtocolError says what was wrong with a response and where.
 type ProtocolError struct {

@@ -196,13 +196,13 @@ func sweepLevel(ctx context.Context, sc SweepConfig, root hostfs.Root, cfg Confi
 	if !ok {
 		return lvl, nil
 	}
-	lvl.Host = Use(a.host, b.host, 0)
+	lvl.Host = useOf(a.host, b.host, 0)
 	lvl.CPU = lvl.Host.Percent
 	if sc.PID != 0 {
 		if a.procErr != nil || b.procErr != nil {
 			return lvl, fmt.Errorf("process %d: %w", sc.PID, errors.Join(a.procErr, b.procErr))
 		}
-		lvl.Process = Use(a.proc, b.proc, a.host.CPUs)
+		lvl.Process = useOf(a.proc, b.proc, a.host.CPUs)
 		lvl.CPU = lvl.Process.Percent
 	}
 	return lvl, nil

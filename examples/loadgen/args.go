@@ -643,13 +643,13 @@ type mergeArgs struct {
 
 var mergeSpecs = []optSpec{
 	{"o", "output", "FILE", "write the merged interval log to FILE"},
-	{"", "tag", "TAG", fmt.Sprintf("the histograms to total: %s, %s or %s (default %s)", loadgen.TagCorrected, loadgen.TagUncorrected, loadgen.TagLag, loadgen.TagCorrected)},
+	{"", "tag", "TAG", fmt.Sprintf("the histograms to total: %s, %s or %s (default %s)", report.TagCorrected, report.TagUncorrected, report.TagLag, report.TagCorrected)},
 	{"h", "help", "", helpHelp},
 }
 
 // parseMergeArgs parses "loadgen merge [-o merged.hlog] [--tag T] a.hlog b.hlog …".
 func parseMergeArgs(args []string) (mergeArgs, error) {
-	a := mergeArgs{Tag: loadgen.TagCorrected}
+	a := mergeArgs{Tag: report.TagCorrected}
 	opts, operands, err := getopt(args, mergeSpecs)
 	if err != nil {
 		return a, err

@@ -11,12 +11,12 @@ import (
 )
 
 // readHlogFile reads an interval log from a file; errors name the file.
-func readHlogFile(path string) (*loadgen.IntervalLog, error) {
+func readHlogFile(path string) (*report.IntervalLog, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	l, err := loadgen.ReadHlog(bytes.NewReader(b))
+	l, err := report.ReadHlog(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -24,10 +24,10 @@ func readHlogFile(path string) (*loadgen.IntervalLog, error) {
 }
 
 // mergeHlogFiles reads the logs of several load generators and merges
-// them (see loadgen.MergeHlogs); when out is not empty it writes the merged log
+// them (see report.MergeHlogs); when out is not empty it writes the merged log
 // there.
-func mergeHlogFiles(out, tag string, paths ...string) (*loadgen.MergedLogs, error) {
-	var logs []*loadgen.IntervalLog
+func mergeHlogFiles(out, tag string, paths ...string) (*report.MergedLogs, error) {
+	var logs []*report.IntervalLog
 	for _, p := range paths {
 		l, err := readHlogFile(p)
 		if err != nil {
@@ -38,13 +38,13 @@ func mergeHlogFiles(out, tag string, paths ...string) (*loadgen.MergedLogs, erro
 		}
 		logs = append(logs, l)
 	}
-	m, err := loadgen.MergeHlogs(tag, logs...)
+	m, err := report.MergeHlogs(tag, logs...)
 	if err != nil {
 		return nil, err
 	}
 	if out != "" {
 		var b bytes.Buffer
-		if err := loadgen.WriteHlog(&b, &m.Log); err != nil {
+		if err := report.WriteHlog(&b, &m.Log); err != nil {
 			return nil, err
 		}
 		if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {

@@ -95,14 +95,14 @@ func runWrk(ctx context.Context, args []string, stdout io.Writer, stderr *os.Fil
 	}
 	prog := progress(stderr)
 	w.Config.OnInterval = prog
-	var hlog *loadgen.HlogRecorder
+	var hlog *report.HlogRecorder
 	if w.Hlog != "" {
 		f, err := os.Create(w.Hlog)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		hlog = loadgen.NewHlogRecorder(f, "loadgen "+strings.Join(args, " "))
+		hlog = report.NewHlogRecorder(f, "loadgen "+strings.Join(args, " "))
 		w.Config.OnInterval = both(hlog.Record, w.Config.OnInterval)
 	}
 	if w.Config.Shards > 1 {

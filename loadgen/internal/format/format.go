@@ -7,6 +7,7 @@ package format
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -86,4 +87,26 @@ func Seconds(s float64) time.Duration {
 		return time.Duration(math.MaxInt64)
 	}
 	return time.Duration(math.Ceil(s*1e9 - 1e-6))
+}
+
+// Table aligns rows: the first column left, the others right.
+func Table(rows [][]string) string {
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], len(c))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		for i, c := range r {
+			if i == 0 {
+				fmt.Fprintf(&b, "%-*s", widths[i], c)
+			} else {
+				fmt.Fprintf(&b, "  %*s", widths[i], c)
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }

@@ -1,7 +1,4 @@
-// Results, interval logs and plots as files: what the command line reads
-// and writes, for programs that do the same.
-
-package loadgen
+package report
 
 import (
 	"fmt"
@@ -24,7 +21,7 @@ func (m *MergedLogs) Summary(names []string, tag string) string {
 		rows = append(rows, []string{name, fmt.Sprint(m.Counts[i]), fmt.Sprintf("%.3fs", m.Windows[i].Seconds()), fmt.Sprintf("%.2f", rate(m.Counts[i], m.Windows[i]))})
 	}
 	var b strings.Builder
-	b.WriteString(table(rows))
+	b.WriteString(format.Table(rows))
 	h := m.Total
 	fmt.Fprintf(&b, "\nmerged %q: %d requests, %.2f requests/sec\n", tag, h.TotalCount(), m.Throughput)
 	fmt.Fprintf(&b, "  mean %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
