@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// Defaults used when a Config field is zero, and NoSlack. The example
-// program's flags take their defaults from these, so they cannot drift.
+// Defaults used when a field of Config, CapacityOptions, WarmUpOptions or
+// StepOptions is zero, and NoSlack. The example program's flags take
+// their defaults from these, so they cannot drift.
 const (
 	DefaultConnections = 10               // wrk's -c default
 	DefaultThreads     = 2                // wrk's -t default
@@ -28,6 +29,32 @@ const (
 	// defaultSendWindow bounds how late the default slack (Config.Slack
 	// 0) sends a request to batch it with others due soon after it.
 	defaultSendWindow = time.Millisecond
+
+	// Defaults of MeasureCapacity, WarmUp and MeasureStep.
+
+	// DefaultCapacityRate is the offered rate of a capacity run: wrk2's
+	// -R500000 in the Arm Tomcat guide, far above what one server answers.
+	DefaultCapacityRate = 500000
+	// DefaultWarmUpInterval is the length of one warm-up run.
+	DefaultWarmUpInterval = 2 * time.Second
+	// DefaultWarmUpMax bounds a warm-up's total load time.
+	DefaultWarmUpMax = 30 * time.Second
+	// DefaultWarmUpTolerance is the spread of the achieved rates of the
+	// last warm-up runs (the highest over the lowest, in percent) within
+	// which the rate has stopped climbing.
+	DefaultWarmUpTolerance = 5.0
+	// DefaultWarmUpRuns is the number of successive warm-up runs whose
+	// rates must agree within the tolerance.
+	DefaultWarmUpRuns = 2
+	// DefaultMaxCompilerShare is the share of the server's CPU time its
+	// JIT compiler threads may use over the last warm-up run for the JIT
+	// to count as settled (WarmUpOptions.CompilerShare).
+	DefaultMaxCompilerShare = 0.02
+	// DefaultLatencyShare is the common latency rate of MeasureStep, as a
+	// share of the step's capacity, when StepOptions.LatencyRate is 0: far
+	// enough below saturation that the latency is the server's, not a
+	// queue's.
+	DefaultLatencyShare = 0.6
 )
 
 // Header is one request header line.

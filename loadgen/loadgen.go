@@ -11,7 +11,7 @@ var (
 	// ErrOpenFiles is returned (wrapped) when RLIMIT_NOFILE is too low
 	// for the connection count and cannot be raised.
 	ErrOpenFiles = errors.New("loadgen: open-files limit too low")
-	// ErrProtocol is returned (wrapped in a *ProtocolError) when a
+	// ErrProtocol is returned (wrapped, with what was wrong) when a
 	// server's response is not valid HTTP/1.x. It counts as a read error.
 	ErrProtocol = errors.New("loadgen: malformed HTTP response")
 )
