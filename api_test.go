@@ -15,7 +15,7 @@ import (
 )
 
 // publicPackages are the packages another module imports.
-var publicPackages = []string{"bootcfg", "tuning", "numa", "nic", "tomcatconf", "loadgen"}
+var publicPackages = []string{"bootcfg", "tuning", "numa", "nic", "tomcatconf", "loadgen", "loadgen/stats", "loadgen/report"}
 
 const modulePath = "github.com/nettune/nettune"
 

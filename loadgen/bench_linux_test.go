@@ -49,7 +49,7 @@ func BenchmarkClosedLoop(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		report(b, res.Requests, cpuTime()-cpu0, time.Since(t0))
+		reportPerRequest(b, res.Requests, cpuTime()-cpu0, time.Since(t0))
 	})
 	b.Run("net-http", func(b *testing.B) {
 		tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}
@@ -76,11 +76,11 @@ func BenchmarkClosedLoop(b *testing.B) {
 			}()
 		}
 		wg.Wait()
-		report(b, done.Load(), cpuTime()-cpu0, time.Since(t0))
+		reportPerRequest(b, done.Load(), cpuTime()-cpu0, time.Since(t0))
 	})
 }
 
-func report(b *testing.B, n uint64, cpu, wall time.Duration) {
+func reportPerRequest(b *testing.B, n uint64, cpu, wall time.Duration) {
 	if n == 0 {
 		b.Fatal("no requests completed")
 	}

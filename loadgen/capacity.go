@@ -6,34 +6,14 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/nettune/nettune/loadgen/stats"
 )
 
 // RunFunc runs one load and returns what it measured; Run is one. A tool
 // passes its own to send every load of a measurement through one place
 // (to pin the generator to CPUs, log each run, or run it elsewhere).
 type RunFunc func(ctx context.Context, cfg Config) (*Result, error)
-
-// Defaults of MeasureCapacity and WarmUp.
-const (
-	// DefaultCapacityRate is the offered rate of a capacity run: wrk2's
-	// -R500000 in the Arm Tomcat guide, far above what one server answers.
-	DefaultCapacityRate = 500000
-	// DefaultWarmUpInterval is the length of one warm-up run.
-	DefaultWarmUpInterval = 2 * time.Second
-	// DefaultWarmUpMax bounds a warm-up's total load time.
-	DefaultWarmUpMax = 30 * time.Second
-	// DefaultWarmUpTolerance is the spread of the achieved rates of the
-	// last warm-up runs (the highest over the lowest, in percent) within
-	// which the rate has stopped climbing.
-	DefaultWarmUpTolerance = 5.0
-	// DefaultWarmUpRuns is the number of successive warm-up runs whose
-	// rates must agree within the tolerance.
-	DefaultWarmUpRuns = 2
-	// DefaultMaxCompilerShare is the share of the server's CPU time its
-	// JIT compiler threads may use over the last warm-up run for the JIT
-	// to count as settled (WarmUpOptions.CompilerShare).
-	DefaultMaxCompilerShare = 0.02
-)
 
 // saturatedBelow is the fraction of its offered rate under which a run
 // did not keep up: its server was saturated.
@@ -57,7 +37,7 @@ type Capacity struct {
 	// responses completed in each run's measured window over the window
 	// (Config.Duration). Nothing is sent after the window, and what
 	// completes in the drain that follows is not counted.
-	Rate Spread
+	Rate stats.Spread
 	// Saturated reports whether every run completed less than 90% of its
 	// offered rate: only then is Rate the server's capacity. Otherwise the
 	// server kept up with the offered rate and Rate is a lower bound.
@@ -122,7 +102,7 @@ func MeasureCapacity(ctx context.Context, cfg Config, opts *CapacityOptions) (*C
 			c.Saturated = false
 		}
 	}
-	c.Rate = SpreadOf(rates)
+	c.Rate = stats.SpreadOf(rates)
 	return c, nil
 }
 

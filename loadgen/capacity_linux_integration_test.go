@@ -17,6 +17,7 @@ import (
 
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 )
 
 // pacedServer answers on 127.0.0.1 with a pool of workers; a worker
@@ -173,7 +174,7 @@ func TestIntegrationCapacityUplift(t *testing.T) {
 
 	// Runs alternate between the servers compared, so a change in the
 	// host's load falls on both.
-	interleaved := func(t *testing.T, n int, urls ...string) []loadgen.Spread {
+	interleaved := func(t *testing.T, n int, urls ...string) []stats.Spread {
 		rates := make([][]float64, len(urls))
 		for range n {
 			for i, u := range urls {
@@ -182,16 +183,16 @@ func TestIntegrationCapacityUplift(t *testing.T) {
 				rates[i] = append(rates[i], c.Rate.Median)
 			}
 		}
-		out := make([]loadgen.Spread, len(urls))
+		out := make([]stats.Spread, len(urls))
 		for i := range urls {
-			out[i] = loadgen.SpreadOf(rates[i])
+			out[i] = stats.SpreadOf(rates[i])
 		}
 		return out
 	}
 	attempts(t, func(t *testing.T) []string {
 		s := interleaved(t, 3, a.URL, b.URL)
 		t.Logf("2000/s server %+v, 3000/s server %+v", s[0], s[1])
-		u := loadgen.UpliftOf(s[0], s[1])
+		u := stats.UpliftOf(s[0], s[1])
 		if u.Noise {
 			return []string{fmt.Sprintf("2000 → 3000 requests/s: %+.2f%% marked noise", u.Percent)}
 		}
@@ -202,7 +203,7 @@ func TestIntegrationCapacityUplift(t *testing.T) {
 	attempts(t, func(t *testing.T) []string {
 		s := interleaved(t, 5, a.URL, a2.URL)
 		t.Logf("identical servers %+v, %+v", s[0], s[1])
-		if u := loadgen.UpliftOf(s[0], s[1]); !u.Noise {
+		if u := stats.UpliftOf(s[0], s[1]); !u.Noise {
 			return []string{fmt.Sprintf("identical servers: %+.2f%% not marked noise", u.Percent)}
 		}
 		return nil

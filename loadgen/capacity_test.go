@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 )
 
 // fakeRuns is a RunFunc that returns the given achieved rates in turn,
@@ -44,7 +45,7 @@ func TestMeasureCapacity(t *testing.T) {
 	c, err := loadgen.MeasureCapacity(ctx, loadgen.Config{URL: "http://127.0.0.1:1/", Connections: 256, Duration: 8 * time.Second},
 		&loadgen.CapacityOptions{Repeat: 3, Run: f.run})
 	require.NoError(t, err)
-	assert.Equal(t, loadgen.Spread{N: 3, Median: 23100, Min: 12500, Max: 23900}, c.Rate)
+	assert.Equal(t, stats.Spread{N: 3, Median: 23100, Min: 12500, Max: 23900}, c.Rate)
 	assert.True(t, c.Saturated)
 	assert.Len(t, c.Runs, 3)
 	assert.Equal(t, int64(3), c.Errors)

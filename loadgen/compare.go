@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/nettune/nettune/loadgen/internal/format"
+	"github.com/nettune/nettune/loadgen/stats"
 )
 
 // Figures are the headline numbers of one measured run: a tuning step, a
@@ -96,12 +99,7 @@ func Compare(runs ...Figures) Comparison {
 	return c
 }
 
-func change(from, to float64) float64 {
-	if from == 0 {
-		return 0
-	}
-	return 100 * (to - from) / from
-}
+func change(from, to float64) float64 { return format.Change(from, to) }
 
 // JSON returns the comparison as indented JSON.
 func (c Comparison) JSON() ([]byte, error) { return json.MarshalIndent(c, "", "  ") }
@@ -123,8 +121,8 @@ func (c Comparison) Text() string {
 	for i, r := range c.Rows {
 		vsBase, vsPrev, latVs, itrVs := "", "", "", ""
 		if i > 0 {
-			vsBase, vsPrev = pct(r.VsBaseline), pct(r.VsPrevious)
-			latVs, itrVs = pct(r.LatencyVsBaseline), pct(r.ITRVsBaseline)
+			vsBase, vsPrev = format.Pct(r.VsBaseline), format.Pct(r.VsPrevious)
+			latVs, itrVs = format.Pct(r.LatencyVsBaseline), format.Pct(r.ITRVsBaseline)
 		}
 		row := []string{r.Name, fmt.Sprintf("%.2f", r.Throughput), fmt.Sprintf("%.1f", r.Relative), vsBase, vsPrev,
 			cell(r.Mean), latVs, cell(r.P50), cell(r.P99), cell(r.Max), fmt.Sprint(r.Errors)}
@@ -137,7 +135,7 @@ func (c Comparison) Text() string {
 		}
 		rows = append(rows, row)
 	}
-	return table(rows)
+	return format.Table(rows)
 }
 
 // cell formats a latency for a table, "-" when it was not measured.
@@ -145,65 +143,7 @@ func cell(d time.Duration) string {
 	if d == 0 {
 		return "-"
 	}
-	return FormatDuration(d)
-}
-
-func pct(v float64) string {
-	if math.Abs(v) < 0.005 {
-		return "0.00%"
-	}
-	return fmt.Sprintf("%+.2f%%", v)
-}
-
-// table aligns rows: the first column left, the others right.
-func table(rows [][]string) string {
-	widths := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, c := range r {
-			widths[i] = max(widths[i], len(c))
-		}
-	}
-	var b strings.Builder
-	for _, r := range rows {
-		for i, c := range r {
-			if i == 0 {
-				fmt.Fprintf(&b, "%-*s", widths[i], c)
-			} else {
-				fmt.Fprintf(&b, "  %*s", widths[i], c)
-			}
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
-}
-
-// FormatDuration formats a latency compactly with three significant
-// digits in the largest fitting unit: "850us", "1.20ms", "16.76s". Zero is
-// "0".
-func FormatDuration(d time.Duration) string {
-	switch {
-	case d == 0:
-		return "0"
-	case d < time.Microsecond:
-		return fmt.Sprintf("%dns", d.Nanoseconds())
-	case d < time.Millisecond:
-		return sig3(float64(d)/float64(time.Microsecond)) + "us"
-	case d < time.Second:
-		return sig3(float64(d)/float64(time.Millisecond)) + "ms"
-	case d < time.Minute:
-		return fmt.Sprintf("%.2fs", d.Seconds())
-	}
-	return fmt.Sprintf("%.2fm", d.Minutes())
-}
-
-func sig3(v float64) string {
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.2f", v)
+	return format.Duration(d)
 }
 
 // StepFigures are one configuration's measurements in a step-by-step
@@ -218,7 +158,7 @@ type StepFigures struct {
 	Setting string `json:"setting,omitempty"`
 	// Capacity is the achieved rate of the saturating runs, in
 	// requests/s (Capacity.Rate of MeasureCapacity).
-	Capacity Spread `json:"capacity_rps"`
+	Capacity stats.Spread `json:"capacity_rps"`
 	// CapacityRuns are the saturating runs' achieved rates, in order
 	// (Capacity.Rates): what CompareSteps tests. Without them a step
 	// compares by Capacity's range only (UpliftOf).
@@ -256,8 +196,8 @@ type StepRow struct {
 	// the first row and against the row before, with their interval, p
 	// and verdict (UpliftOfRuns) when both rows carry CapacityRuns, by
 	// the ranges only (UpliftOf) otherwise; zero for the first row.
-	VsBaseline Uplift `json:"vs_baseline"`
-	VsPrevious Uplift `json:"vs_previous"`
+	VsBaseline stats.Uplift `json:"vs_baseline"`
+	VsPrevious stats.Uplift `json:"vs_previous"`
 	// P99VsBaseline is the % change of p99 latency at the common rate
 	// against the first row (0 when either was not measured).
 	P99VsBaseline float64 `json:"p99_vs_baseline_percent"`
@@ -270,7 +210,7 @@ type StepComparison struct {
 	Rows []StepRow `json:"rows"`
 	// Options are the thresholds the uplifts were judged by (defaults
 	// filled in).
-	Options UpliftOptions `json:"options"`
+	Options stats.UpliftOptions `json:"options"`
 }
 
 // CompareSteps is CompareStepsWith with the default thresholds: α =
@@ -288,15 +228,15 @@ func CompareSteps(steps ...StepFigures) StepComparison {
 // A step with CapacityRuns and a zero Capacity gets SpreadOf(CapacityRuns)
 // in its row. It returns an error for options out of range or runs that
 // are not positive.
-func CompareStepsWith(opts *UpliftOptions, steps ...StepFigures) (StepComparison, error) {
-	o, err := opts.withDefaults()
+func CompareStepsWith(opts *stats.UpliftOptions, steps ...StepFigures) (StepComparison, error) {
+	o, err := opts.WithDefaults()
 	if err != nil {
 		return StepComparison{}, err
 	}
 	c := StepComparison{Options: o}
 	for i, s := range steps {
 		if s.Capacity.N == 0 && len(s.CapacityRuns) > 0 {
-			s.Capacity = SpreadOf(s.CapacityRuns)
+			s.Capacity = stats.SpreadOf(s.CapacityRuns)
 		}
 		r := StepRow{StepFigures: s}
 		if i > 0 {
@@ -316,16 +256,16 @@ func CompareStepsWith(opts *UpliftOptions, steps ...StepFigures) (StepComparison
 }
 
 // stepUplift compares step to against from.
-func stepUplift(from, to StepFigures, o *UpliftOptions) (Uplift, error) {
+func stepUplift(from, to StepFigures, o *stats.UpliftOptions) (stats.Uplift, error) {
 	if len(from.CapacityRuns) == 0 || len(to.CapacityRuns) == 0 {
-		return UpliftOf(from.Capacity, to.Capacity), nil
+		return stats.UpliftOf(from.Capacity, to.Capacity), nil
 	}
-	u, err := UpliftOfRuns(from.CapacityRuns, to.CapacityRuns, o)
+	u, err := stats.UpliftOfRuns(from.CapacityRuns, to.CapacityRuns, o)
 	if err != nil {
 		return u, err
 	}
-	if (from.Unsettled || to.Unsettled) && u.Verdict != VerdictTooFewRuns {
-		u.Verdict = VerdictUnsettled
+	if (from.Unsettled || to.Unsettled) && u.Verdict != stats.VerdictTooFewRuns {
+		u.Verdict = stats.VerdictUnsettled
 	}
 	return u, nil
 }
@@ -378,7 +318,7 @@ func (c StepComparison) Text() string {
 		if i > 0 {
 			vsBase, vsPrev = r.VsBaseline.String(), r.VsPrevious.String()
 			if r.Latency.P99 > 0 && c.Rows[0].Latency.P99 > 0 {
-				p99Vs = Percent(r.P99VsBaseline)
+				p99Vs = format.Percent(r.P99VsBaseline)
 			}
 		}
 		at := "-"
@@ -397,7 +337,7 @@ func (c StepComparison) Text() string {
 		if refSource != "" {
 			ref := ""
 			if r.Reference != nil {
-				ref = Percent(r.Reference.VsPrevious)
+				ref = format.Percent(r.Reference.VsPrevious)
 			}
 			row = append(row, ref)
 		}
@@ -412,7 +352,7 @@ func (c StepComparison) Text() string {
 		}
 		rows = append(rows, row)
 	}
-	return table(rows)
+	return format.Table(rows)
 }
 
 // Legend says how Text's uplifts were judged, for a line under the table:
@@ -422,7 +362,7 @@ func (c StepComparison) Legend() string {
 	return fmt.Sprintf("uplifts: change of the median capacity [%.0f %% interval of the ratio, exact Hodges-Lehmann] "+
 		"p = two-sided Mann-Whitney U test of the runs;\n"+
 		"  a gain or a loss needs p < %g and the whole interval outside ±%g %%; below %d runs a side nothing can be significant.\n",
-		100*o.Confidence, o.Alpha, o.NoiseBand, MinRuns(o.Alpha))
+		100*o.Confidence, o.Alpha, o.NoiseBand, stats.MinRuns(o.Alpha))
 }
 
 // UpliftRef names one uplift of a StepComparison.
@@ -431,8 +371,8 @@ type UpliftRef struct {
 	Step string `json:"step"`
 	// Against is "baseline" (StepRow.VsBaseline) or "previous"
 	// (StepRow.VsPrevious).
-	Against string `json:"against"`
-	Uplift  Uplift `json:"uplift"`
+	Against string       `json:"against"`
+	Uplift  stats.Uplift `json:"uplift"`
 }
 
 // Significant returns every uplift called a gain or a loss, smallest
@@ -462,7 +402,7 @@ func (c StepComparison) Significant() []UpliftRef {
 type Drift struct {
 	// Uplift is the repeat's change against the first baseline
 	// (UpliftOfRuns, or UpliftOf without runs).
-	Uplift Uplift `json:"drift"`
+	Uplift stats.Uplift `json:"drift"`
 	// Untrusted are the significant uplifts (Significant) no larger than
 	// the drift (absolute Percent): the host changed by as much over the
 	// study, so they cannot be told from the drift. Smallest first.

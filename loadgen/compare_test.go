@@ -2,6 +2,7 @@ package loadgen_test
 
 import (
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,7 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/internal/fixture"
+	"github.com/nettune/nettune/loadgen/report"
 )
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func goldenText(t *testing.T, name, got string) {
 	t.Helper()
@@ -26,17 +31,8 @@ func goldenText(t *testing.T, name, got string) {
 
 func sec(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// seedSteps are the guide's wrk2 results, step by step (seeds 000–002).
-var seedSteps = []loadgen.Figures{
-	{Name: "baseline", Requests: 14680146, Errors: 1264 + 1748, Throughput: 244449.62, Mean: sec(16.76), Max: sec(27.56)},
-	{Name: "access-log-off", Requests: 16291136, Errors: 75, Throughput: 271675.12, Mean: sec(16.16), Max: sec(28.26)},
-	{Name: "threads=7", Requests: 21458421, Throughput: 357835.75, Mean: sec(10.26), Max: sec(19.81)},
-	{Name: "nic-queues=8", Requests: 22712999, Throughput: 378782.37, Mean: sec(8.35), Max: sec(16.33)},
-	{Name: "numa-local", Requests: 21814220, Throughput: 363744.39, Mean: sec(9.41), Max: sec(18.02)},
-}
-
 func TestCompareSeedSteps(t *testing.T) {
-	c := loadgen.Compare(seedSteps...)
+	c := loadgen.Compare(fixture.SeedSteps()...)
 	require.Len(t, c.Rows, 5)
 	assert.InDelta(t, 11.14, c.Rows[1].VsBaseline, 0.01)
 	assert.InDelta(t, 31.71, c.Rows[2].VsPrevious, 0.01)
@@ -112,6 +108,6 @@ func TestFormatDuration(t *testing.T) {
 		sec(16.76):              "16.76s",
 		90 * time.Second:        "1.50m",
 	} {
-		assert.Equal(t, want, loadgen.FormatDuration(d))
+		assert.Equal(t, want, report.FormatDuration(d))
 	}
 }

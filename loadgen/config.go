@@ -9,24 +9,52 @@ import (
 	"time"
 )
 
-// Defaults used when a Config field is zero. The example program's flags
-// take their defaults from these, so they cannot drift.
+// Defaults used when a field of Config, CapacityOptions, WarmUpOptions or
+// StepOptions is zero, and NoSlack. The example program's flags take
+// their defaults from these, so they cannot drift.
 const (
 	DefaultConnections = 10               // wrk's -c default
 	DefaultThreads     = 2                // wrk's -t default
 	DefaultDuration    = 10 * time.Second // wrk's -d default
 	DefaultTimeout     = 2 * time.Second  // wrk's --timeout default
 	DefaultInterval    = time.Second      // interval snapshots
-)
 
-// Send batching (Config.Slack).
-const (
-	// DefaultSendWindow bounds how late the default slack (Config.Slack
-	// 0) sends a request to batch it with others due soon after it.
-	DefaultSendWindow = time.Millisecond
+	// DefaultOKStatus is the text form of the zero StatusSet
+	// (Config.OKStatus): the statuses that are not errors.
+	DefaultOKStatus = "2xx,3xx"
+
 	// NoSlack as Config.Slack sends every request at its own intended
 	// time, each with its own wake-up.
 	NoSlack time.Duration = -1
+	// defaultSendWindow bounds how late the default slack (Config.Slack
+	// 0) sends a request to batch it with others due soon after it.
+	defaultSendWindow = time.Millisecond
+
+	// Defaults of MeasureCapacity, WarmUp and MeasureStep.
+
+	// DefaultCapacityRate is the offered rate of a capacity run: wrk2's
+	// -R500000 in the Arm Tomcat guide, far above what one server answers.
+	DefaultCapacityRate = 500000
+	// DefaultWarmUpInterval is the length of one warm-up run.
+	DefaultWarmUpInterval = 2 * time.Second
+	// DefaultWarmUpMax bounds a warm-up's total load time.
+	DefaultWarmUpMax = 30 * time.Second
+	// DefaultWarmUpTolerance is the spread of the achieved rates of the
+	// last warm-up runs (the highest over the lowest, in percent) within
+	// which the rate has stopped climbing.
+	DefaultWarmUpTolerance = 5.0
+	// DefaultWarmUpRuns is the number of successive warm-up runs whose
+	// rates must agree within the tolerance.
+	DefaultWarmUpRuns = 2
+	// DefaultMaxCompilerShare is the share of the server's CPU time its
+	// JIT compiler threads may use over the last warm-up run for the JIT
+	// to count as settled (WarmUpOptions.CompilerShare).
+	DefaultMaxCompilerShare = 0.02
+	// DefaultLatencyShare is the common latency rate of MeasureStep, as a
+	// share of the step's capacity, when StepOptions.LatencyRate is 0: far
+	// enough below saturation that the latency is the server's, not a
+	// queue's.
+	DefaultLatencyShare = 0.6
 )
 
 // Header is one request header line.
@@ -74,7 +102,7 @@ type Config struct {
 	Connections int
 	// Threads is the number of event loops, each on its own OS thread,
 	// sharing the connections. Default: DefaultThreads; capped at
-	// Connections and at MaxThreads.
+	// Connections and at maxThreads.
 	Threads int
 
 	// Rate is the total request rate of an open-model run, in requests per
@@ -113,7 +141,7 @@ type Config struct {
 	// as it grows to 10 % the loop sends the requests falling due within a
 	// window of the first together, when the last of them is due. The
 	// window widens with the load up to a quarter of a connection's send
-	// interval (Connections/rate) and never beyond DefaultSendWindow, so no
+	// interval (Connections/rate) and never beyond defaultSendWindow, so no
 	// request leaves more than that late for batching. A positive Slack
 	// always waits that long past the first due send; NoSlack sends each
 	// request at its own time (wrk2's 1 ms timers behave roughly like a
@@ -158,11 +186,11 @@ type Config struct {
 	OnInterval func(Snapshot)
 }
 
-// MaxThreads caps Config.Threads: event loops beyond a few per CPU only add
+// maxThreads caps Config.Threads: event loops beyond a few per CPU only add
 // context switches (the Arm Neoverse Tomcat tuning guide's wrk2 -t128 on a
 // 2-core client would run 128 threads on 2 cores). The cap is
 // 4 × GOMAXPROCS, at least 4.
-func MaxThreads(gomaxprocs int) int {
+func maxThreads(gomaxprocs int) int {
 	if gomaxprocs < 1 {
 		gomaxprocs = 1
 	}
@@ -366,7 +394,7 @@ func (c Config) normalize(gomaxprocs int) (Config, error) {
 	if c.Threads > c.Connections {
 		c.Threads = c.Connections
 	}
-	if m := MaxThreads(gomaxprocs); c.Threads > m {
+	if m := maxThreads(gomaxprocs); c.Threads > m {
 		c.Threads = m
 	}
 	if c.Rate < 0 {
@@ -416,9 +444,9 @@ func (c Config) normalize(gomaxprocs int) (Config, error) {
 	return c, nil
 }
 
-// CheckTarget reports whether Run can send t as it stands (an absolute
+// checkTarget reports whether Run can send t as it stands (an absolute
 // URL, a method token, one-line headers), and if not, why.
-func CheckTarget(t Target) error {
+func checkTarget(t Target) error {
 	tg, err := parseTarget(t.URL)
 	if err != nil {
 		return err

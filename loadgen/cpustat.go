@@ -174,7 +174,7 @@ func processCPU(root hostfs.Root, pid int) (CPUTimes, error) {
 	return CPUTimes{Busy: procstat.Ticks(busy), At: time.Now(), busyTicks: busy, ticked: true}, nil
 }
 
-// Use returns the utilisation between an earlier reading a and a later
+// useOf returns the utilisation between an earlier reading a and a later
 // reading b. For a process, cpus is the host's CPU count (pass the host
 // reading's CPUs); for the host it is ignored.
 //
@@ -186,7 +186,7 @@ func processCPU(root hostfs.Root, pid int) (CPUTimes, error) {
 // wall time × the larger CPU count. Percent is at most 100 and Cores at
 // most that count; readings out of order, or busy counters that went
 // backwards, give the zero CPUUse.
-func Use(a, b CPUTimes, cpus int) CPUUse {
+func useOf(a, b CPUTimes, cpus int) CPUUse {
 	wall := b.At.Sub(a.At)
 	busy, total := b.Busy-a.Busy, b.Total-a.Total
 	if a.ticked && b.ticked {

@@ -85,7 +85,7 @@ func TestParseProcStatLongUptime(t *testing.T) {
 	a.CPUs, b.CPUs = 192, 192
 	a.At = time.Unix(1000, 0)
 	b.At = a.At.Add(time.Second)
-	assert.InDelta(t, 50, Use(a, b, 0).Percent, 1e-9)
+	assert.InDelta(t, 50, useOf(a, b, 0).Percent, 1e-9)
 
 	// Past the 292 years a time.Duration holds (1.6 years on 192 CPUs):
 	// Busy and Total stay at the largest duration and an interval is
@@ -100,7 +100,7 @@ func TestParseProcStatLongUptime(t *testing.T) {
 	a.CPUs, b.CPUs = 192, 192
 	a.At = time.Unix(1000, 0)
 	b.At = a.At.Add(time.Second)
-	use := Use(a, b, 0)
+	use := useOf(a, b, 0)
 	assert.InDelta(t, 25, use.Percent, 1e-9)
 	assert.InDelta(t, 48, use.Cores, 1e-9)
 
@@ -142,7 +142,7 @@ func TestCPUOfABusyChild(t *testing.T) {
 		p1, err := ProcessCPU(root, cmd.Process.Pid)
 		require.NoError(t, err)
 		if p1.Busy-p0.Busy >= 500*time.Millisecond {
-			use = Use(p0, p1, h0.CPUs)
+			use = useOf(p0, p1, h0.CPUs)
 			break
 		}
 	}
@@ -153,7 +153,7 @@ func TestCPUOfABusyChild(t *testing.T) {
 	// the exact accounting is checked against getrusage below.
 	assert.Greater(t, use.Cores, 0.0)
 	assert.LessOrEqual(t, use.Cores, 1.1)
-	hu := Use(h0, h1, 0)
+	hu := useOf(h0, h1, 0)
 	assert.Greater(t, hu.Percent, 0.0, "the host saw the busy child")
 	assert.LessOrEqual(t, hu.Percent, 100.0)
 
@@ -217,19 +217,19 @@ func TestUseAcrossHotplug(t *testing.T) {
 		name string
 		a, b CPUTimes
 	}{{"cpu1 went offline", before, offline}, {"cpu1 came back", offline, after}} {
-		u := Use(c.a, c.b, 0)
+		u := useOf(c.a, c.b, 0)
 		assert.InDelta(t, 0.4, u.Cores, 1e-9, c.name)
 		assert.InDelta(t, 20, u.Percent, 1e-9, c.name)
 	}
 	// The same CPU count at both ends but a total that went backwards.
 	back := offline
 	back.CPUs = 2
-	u := Use(back, after, 0)
+	u := useOf(back, after, 0)
 	assert.InDelta(t, 20, u.Percent, 1e-9, "total fell by 527 ticks: wall time is the measure")
 
 	// A plausible interval keeps top's busy/total share.
 	steady := read("cpu  32869 0 6291 196778 315 0 267 27 0 0\n", 2, time.Second)
-	u = Use(before, steady, 0)
+	u = useOf(before, steady, 0)
 	assert.InDelta(t, 100*40.0/200, u.Percent, 1e-9)
 	assert.InDelta(t, 0.4, u.Cores, 1e-9)
 }
@@ -272,7 +272,7 @@ func TestIntegrationHostCPUAcrossHotplug(t *testing.T) {
 		name string
 		a, b CPUTimes
 	}{{"offline", h0, h1}, {"online again", h1, h2}, {"whole", h0, h2}} {
-		u := Use(c.a, c.b, 0)
+		u := useOf(c.a, c.b, 0)
 		assert.Greater(t, u.Percent, 0.0, c.name)
 		assert.LessOrEqual(t, u.Percent, 100.0, c.name)
 		assert.LessOrEqual(t, u.Cores, 2.0, c.name)

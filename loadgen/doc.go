@@ -18,16 +18,17 @@
 // or with a new connection per request (connect time recorded separately,
 // as ab's Connect / Processing / Waiting / Total).
 //
-// Reports: [WriteWrk] (wrk2's text layout, with --latency's HdrHistogram
-// distribution and -U's uncorrected block), [WriteAB] (ApacheBench's
-// layout), [WriteJSON] (every number, histograms included in HdrHistogram's
+// Reports live in package loadgen/report, which imports this one:
+// report.WriteWrk (wrk2's text layout, with --latency's HdrHistogram
+// distribution and -U's uncorrected block), report.WriteAB (ApacheBench's
+// layout), report.WriteJSON (every number, histograms included in HdrHistogram's
 // compressed encoding). [Config.OnInterval] receives per-interval
 // histograms for live progress or interval logs. The command line that
 // accepts wrk2's and ab's verbatim is examples/loadgen, which also owns
 // its flag parsing and file handling; this package parses only
 // [ParseHeader] values, [ParseStatusSet] lists, vegeta's targets files
-// ([ParseTargets], [ReadTargets]) and wire forms ([ReadResultJSON],
-// [ReadConfigJSON]).
+// ([ParseTargets], [ReadTargets]) and the wire form of a Config
+// ([ReadConfigJSON]; a Result's is report.ReadResultJSON).
 //
 // # Several requests
 //
@@ -55,29 +56,27 @@
 // [Compare] puts variations or tuning steps side by side against a
 // baseline (%ETR, change against the baseline and the previous step,
 // latency, CPU, ITR) as text or JSON; [FiguresOf] turns a [Result] into
-// Figures, and [ReadResultJSON] reads back a run saved with [WriteJSON].
+// Figures, and report.ReadResultJSON reads back a run saved with report.WriteJSON.
 //
 // [WarmUp], [MeasureCapacity] and [CompareSteps] measure a tuning study's
 // steps: warm-up runs until the rate stops climbing (and, with
 // [WarmUpOptions.CompilerShare], until a JVM's JIT compilers use under 2 %
 // of its CPU), repeated saturating runs, and each step's change against
 // the baseline and the step before judged as benchstat judges a
-// difference: the two-sided Mann-Whitney U test ([MannWhitneyU]), the
-// exact Hodges-Lehmann interval of the ratio ([RatioIntervalOf]), and a
+// difference: the two-sided Mann-Whitney U test ([stats.MannWhitneyU]), the
+// exact Hodges-Lehmann interval of the ratio ([stats.RatioIntervalOf]), and a
 // gain or a loss only when p < α and the interval lies outside a ±1 %
-// noise band ([UpliftOfRuns]). [StepComparison.Drift] says which uplifts a
+// noise band ([stats.UpliftOfRuns]). [StepComparison.Drift] says which uplifts a
 // drift of the starting configuration over the study is as large as.
 //
-// [HlogRecorder], used as [Config.OnInterval], writes an HdrHistogram
-// interval log (.hlog, format 1.3) with one interval per second tagged
-// corrected, uncorrected and lag, which HdrHistogram's own tools read;
-// [ReadHlog] reads it back and [MergeHlogs] unions the logs of several
-// generators losslessly, computing throughput from each one's active window.
+// [Config.OnInterval] receives a [Snapshot] per interval; report.HlogRecorder
+// writes them as an HdrHistogram interval log, and report.MergeHlogs
+// unions the logs of several generators.
 // [Config.Shard], [Config.Shards] and [Config.StartAt] split one open-model
 // load over n generators on n machines: shard i sends requests i, i+n, …
 // of the schedule ([ShardPacer]: rate R/n, send times offset by i/R) from a
 // shared start, so the union is one evenly spaced load at R.
-// [PlotPercentiles] and [PlotThroughput] draw SVG charts (latency by
+// report.PlotPercentiles and report.PlotThroughput draw SVG charts (latency by
 // percentile on HdrHistogram's 1/(1−p) axis, several runs overlaid;
 // throughput bars with uplift labels).
 //
@@ -91,7 +90,7 @@
 // loop's load: while the loop is nearly idle every send leaves on time;
 // as its CPU share grows, sends falling due close together leave in one
 // wake-up, within a window that is never wider than a quarter of a
-// connection's send interval nor than [DefaultSendWindow] (1 ms). The
+// connection's send interval nor than 1 ms. The
 // delay is measured, in [Histograms.Lag] and in the corrected latency
 // (wrk2's 1 ms timers add ~0.8 ms to every corrected percentile). A loop
 // sleeps in epoll_pwait without handing its P back to the Go scheduler (a blocking system call that

@@ -20,6 +20,7 @@ import (
 
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 )
 
 // rawServer serves each connection on 127.0.0.1 with handle, which gets
@@ -144,7 +145,7 @@ func TestIntegrationConnectionRefused(t *testing.T) {
 	assert.GreaterOrEqual(t, res.Errors.Connect, uint64(30))
 	assert.Equal(t, res.Errors.Connect, errnoCount(res, "connect", "ECONNREFUSED"), "%+v", res.Errors.Errnos)
 	var buf strings.Builder
-	require.NoError(t, loadgen.WriteWrk(&buf, res, loadgen.WrkOptions{}))
+	require.NoError(t, report.WriteWrk(&buf, res, report.WrkOptions{}))
 	assert.Contains(t, buf.String(), "  Socket errors: connect ")
 }
 

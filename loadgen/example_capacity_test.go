@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 )
 
 // One configuration measured as a tuning study measures each step: warm
@@ -26,7 +27,7 @@ func ExampleMeasureCapacity() {
 		return
 	}
 	c, err := loadgen.MeasureCapacity(ctx, loadgen.Config{URL: url, Connections: 64, Duration: 5 * time.Second},
-		&loadgen.CapacityOptions{Repeat: loadgen.DefaultRepeat})
+		&loadgen.CapacityOptions{Repeat: stats.DefaultRepeat})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 )
 
 // Three generators, each running shard i of 3 of a 3000 requests/s load,
@@ -66,7 +67,7 @@ func ExampleHlogRecorder() {
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
-	rec := loadgen.NewHlogRecorder(f, "example")
+	rec := report.NewHlogRecorder(f, "example")
 	res, err := loadgen.Run(context.Background(), loadgen.Config{URL: hello.URL, Rate: 500, Duration: 1500 * time.Millisecond, OnInterval: rec.Record})
 	if err != nil || rec.Err() != nil {
 		fmt.Println(err, rec.Err())
@@ -76,12 +77,12 @@ func ExampleHlogRecorder() {
 		fmt.Println(err)
 		return
 	}
-	log, err := loadgen.ReadHlog(f)
+	log, err := report.ReadHlog(f)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	h, first, last := log.Total(loadgen.TagCorrected)
+	h, first, last := log.Total(report.TagCorrected)
 	fmt.Println(h.TotalCount() == int64(res.Requests), last.Sub(first))
 	// Output:
 	// true 1.5s

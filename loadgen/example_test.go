@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 )
 
 // A closed loop, as ab -k -n 1000 -c 8, against the built-in page.
@@ -39,14 +40,14 @@ func ExampleRun_fixedRate() {
 		fmt.Fprintln(os.Stderr, err)
 		return
 	}
-	loadgen.WriteWrkHeader(os.Stdout, cfg.URL, cfg.Duration, res.Threads, cfg.Connections)
-	loadgen.WriteWrk(os.Stdout, res, loadgen.WrkOptions{Latency: true})
+	report.WriteWrkHeader(os.Stdout, cfg.URL, cfg.Duration, res.Threads, cfg.Connections)
+	report.WriteWrk(os.Stdout, res, report.WrkOptions{Latency: true})
 	fmt.Printf("offered %.0f/s, achieved %.0f/s, send lag p99 %d us\n",
 		res.OfferedRate, res.AchievedRate, res.Histograms.Lag.ValueAtQuantile(99))
 }
 
 func ExampleFormatTimeUS() {
-	fmt.Println(loadgen.FormatTimeUS(849), loadgen.FormatTimeUS(850), loadgen.FormatTimeUS(16.76e6), loadgen.FormatTimeUS(60e6))
+	fmt.Println(report.FormatTimeUS(849), report.FormatTimeUS(850), report.FormatTimeUS(16.76e6), report.FormatTimeUS(60e6))
 	// Output: 849.00us 0.85ms 16.76s 1.00m
 }
 

@@ -1,11 +1,7 @@
 package loadgen
 
-// StatsRow exposes statsRow to the black-box tests.
-var StatsRow = statsRow
+// Unexported names the black-box tests need.
+const HelloWorldPage = helloWorldPage
 
-// The report's number formats, for the black-box tests.
-var (
-	FormatMetricForTest = formatMetric
-	FormatBinaryForTest = formatBinary
-	FormatTimeSForTest  = formatTimeS
-)
+// CheckTarget exposes checkTarget to the black-box tests.
+var CheckTarget = checkTarget

@@ -1,13 +1,7 @@
 package loadgen
 
 import (
-	"fmt"
-	"io"
-	"math"
-	"sync"
-	"time"
-
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/nettune/nettune/loadgen/internal/format"
 )
 
 // FiguresOf returns the headline figures of a run, for Compare, sweeps and
@@ -27,78 +21,12 @@ func FiguresOf(name string, r *Result) Figures {
 		f.Load = r.OfferedRate
 	}
 	if h := r.Histograms.Latency; h != nil && h.TotalCount() > 0 {
-		f.Mean = usDuration(h.Mean())
-		f.P50 = usDuration(float64(h.ValueAtQuantile(50)))
-		f.P90 = usDuration(float64(h.ValueAtQuantile(90)))
-		f.P99 = usDuration(float64(h.ValueAtQuantile(99)))
-		f.P999 = usDuration(float64(h.ValueAtQuantile(99.9)))
-		f.Max = usDuration(float64(h.Max()))
+		f.Mean = format.Micros(h.Mean())
+		f.P50 = format.Micros(float64(h.ValueAtQuantile(50)))
+		f.P90 = format.Micros(float64(h.ValueAtQuantile(90)))
+		f.P99 = format.Micros(float64(h.ValueAtQuantile(99)))
+		f.P999 = format.Micros(float64(h.ValueAtQuantile(99.9)))
+		f.Max = format.Micros(float64(h.Max()))
 	}
 	return f
-}
-
-func usDuration(us float64) time.Duration {
-	ns := us * float64(time.Microsecond)
-	if ns >= math.MaxInt64 {
-		return math.MaxInt64 // (a histogram read from a file may hold anything)
-	}
-	return time.Duration(ns)
-}
-
-// HlogRecorder writes a run's interval snapshots as an HdrHistogram
-// interval log: per interval (one second by default) a corrected, an
-// uncorrected and, in an open model, a lag histogram, each tagged. Use its
-// Record method as Config.OnInterval (or call it from one).
-type HlogRecorder struct {
-	mu      sync.Mutex
-	out     io.Writer
-	comment string
-	w       *HlogWriter
-	err     error
-}
-
-// NewHlogRecorder returns a recorder writing to w; comment (e.g. the
-// command line) goes in the log's header, written with the first interval.
-func NewHlogRecorder(w io.Writer, comment string) *HlogRecorder {
-	return &HlogRecorder{out: w, comment: comment}
-}
-
-// Record writes one snapshot's histograms. After an error it does nothing;
-// Err returns the error.
-func (h *HlogRecorder) Record(s Snapshot) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.err != nil {
-		return
-	}
-	if h.w == nil {
-		h.w, h.err = NewHlogWriter(h.out, s.RunStart, h.comment)
-		if h.err != nil {
-			return
-		}
-	}
-	start, end := s.RunStart.Add(s.Start), s.RunStart.Add(s.End)
-	for _, iv := range []struct {
-		tag  string
-		hist *hdrhistogram.Histogram
-	}{{TagCorrected, s.Latency}, {TagUncorrected, s.Service}, {TagLag, s.Lag}} {
-		if iv.hist == nil {
-			continue
-		}
-		if err := h.w.Write(Interval{Tag: iv.tag, Start: start, End: end, Hist: iv.hist}); err != nil {
-			h.err = fmt.Errorf("loadgen: hlog interval %d: %w", s.Index, err)
-			return
-		}
-	}
-}
-
-// Err returns the first error writing the log, or an error when no
-// interval was recorded.
-func (h *HlogRecorder) Err() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.err == nil && h.w == nil {
-		return fmt.Errorf("loadgen: hlog: no interval was recorded")
-	}
-	return h.err
 }

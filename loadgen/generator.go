@@ -7,27 +7,29 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/nettune/nettune/loadgen/internal/format"
 )
 
 // Generator-bound thresholds (LoadBound).
 const (
-	// BoundCPUPercent is the generator's CPU use, in percent of the CPUs
+	// boundCPUPercent is the generator's CPU use, in percent of the CPUs
 	// it may run on, at or above which it, not the server, set the pace.
-	BoundCPUPercent = 90.0
-	// BoundLag is the send lag p99 above which an open-model run whose
-	// connections were mostly idle (BoundBusy) was paced by the generator.
-	BoundLag = 10 * time.Millisecond
-	// BoundBusy is the share of the run's connections busy with a request
+	boundCPUPercent = 90.0
+	// boundLag is the send lag p99 above which an open-model run whose
+	// connections were mostly idle (boundBusy) was paced by the generator.
+	boundLag = 10 * time.Millisecond
+	// boundBusy is the share of the run's connections busy with a request
 	// on average (Little's law: achieved rate × mean service time over the
 	// connections) under which late sends are the generator's, not a
 	// server that kept every connection waiting.
-	BoundBusy = 0.5
-	// BoundLateSends is the fewest sends later than BoundLag (dues never
+	boundBusy = 0.5
+	// boundLateSends is the fewest sends later than boundLag (dues never
 	// sent count too) that make a lag verdict: one scheduler hiccup of a
-	// busy host delays a send or two of a light run past BoundLag, and at
+	// busy host delays a send or two of a light run past boundLag, and at
 	// 150 samples those are its p99; a generator that cannot keep pace
 	// is late by thousands.
-	BoundLateSends = 10
+	boundLateSends = 10
 )
 
 // GeneratorUse is the CPU the load generator's process used over a run,
@@ -70,14 +72,14 @@ func (g GeneratorUse) Percent() float64 {
 
 // LoadBound says whether the generator, not the server, limited res, and
 // why: "" when nothing says so. A run is generator-bound when its process
-// used BoundCPUPercent or more of its CPUs (GeneratorUse), or when an
-// open-model run sent its requests more than BoundLag late at p99 (the
+// used boundCPUPercent or more of its CPUs (GeneratorUse), or when an
+// open-model run sent its requests more than boundLag late at p99 (the
 // Lag histogram) while its connections were mostly idle (fewer than
-// BoundBusy of them waiting for a response on average) and the server's
+// boundBusy of them waiting for a response on average) and the server's
 // slowest responses (Service p99) were faster than that lag: a server that
 // holds every connection busy, on average or in its stalls, also makes
 // sends late, but then the connections, not the generator, are waiting.
-// A lag verdict also needs BoundLateSends late sends. The text names the
+// A lag verdict also needs boundLateSends late sends. The text names the
 // figures, e.g. "load-bound: client CPU 97 % of 2 cores, lag p99 12 ms".
 func LoadBound(res *Result) string {
 	if res == nil {
@@ -87,22 +89,22 @@ func LoadBound(res *Result) string {
 	var lag time.Duration
 	late := res.Missed
 	if h := res.Histograms.Lag; h != nil && h.TotalCount() > 0 {
-		lag = usDuration(float64(h.ValueAtQuantile(99)))
-		late += countAbove(h, BoundLag.Microseconds())
+		lag = format.Micros(float64(h.ValueAtQuantile(99)))
+		late += countAbove(h, boundLag.Microseconds())
 	}
 	busy := 1.0
 	if h := res.Histograms.Service; h != nil && h.TotalCount() > 0 && res.Connections > 0 {
-		busy = res.AchievedRate * usDuration(h.Mean()).Seconds() / float64(res.Connections)
+		busy = res.AchievedRate * format.Micros(h.Mean()).Seconds() / float64(res.Connections)
 	}
-	byCPU := cpu >= BoundCPUPercent
+	byCPU := cpu >= boundCPUPercent
 	// A server that stalls now and then (GC, JIT) holds every connection
 	// for its slowest responses while its mean stays low: lag no longer
 	// than the slowest responses (the Service p99) is the server's.
 	var slow time.Duration
 	if h := res.Histograms.Service; h != nil && h.TotalCount() > 0 {
-		slow = usDuration(float64(h.ValueAtQuantile(99)))
+		slow = format.Micros(float64(h.ValueAtQuantile(99)))
 	}
-	byLag := res.Pacer != "" && lag > BoundLag && busy < BoundBusy && slow < lag && late >= BoundLateSends
+	byLag := res.Pacer != "" && lag > boundLag && busy < boundBusy && slow < lag && late >= boundLateSends
 	if !byCPU && !byLag {
 		return ""
 	}
@@ -115,7 +117,7 @@ func LoadBound(res *Result) string {
 		}
 	}
 	if res.Pacer != "" {
-		s += " lag p99 " + FormatDuration(lag)
+		s += " lag p99 " + format.Duration(lag)
 		if res.Missed > 0 {
 			s += fmt.Sprintf(", %d due never sent", res.Missed)
 		}

@@ -1,8 +1,6 @@
 package loadgen_test
 
 import (
-	"bytes"
-	"context"
 	"testing"
 	"time"
 
@@ -66,25 +64,4 @@ func TestLoadBound(t *testing.T) {
 			assert.Equal(t, tt.want, loadgen.LoadBound(tt.res))
 		})
 	}
-}
-
-// TestRunGeneratorUse: Run measures its process's CPU over the run
-// against its CPUs, and the figures survive the JSON a worker sends.
-func TestRunGeneratorUse(t *testing.T) {
-	hw, err := loadgen.StartHelloWorld("127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { hw.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	res, err := loadgen.Run(ctx, loadgen.Config{URL: hw.URL, Connections: 4, Duration: 300 * time.Millisecond})
-	require.NoError(t, err)
-	g := res.Generator
-	assert.Greater(t, g.CPUs, 0)
-	assert.GreaterOrEqual(t, g.Wall, 300*time.Millisecond)
-	assert.Greater(t, g.CPU, time.Duration(0), "a closed loop on a server in this process uses CPU")
-	var b bytes.Buffer
-	require.NoError(t, loadgen.WriteJSON(&b, res))
-	back, err := loadgen.ReadResultJSON(&b)
-	require.NoError(t, err)
-	assert.Equal(t, g, back.Generator)
 }

@@ -13,9 +13,9 @@ import (
 // and the ApacheBench walkthrough load.
 const HelloWorldPath = "/examples/servlets/servlet/HelloWorldExample"
 
-// HelloWorldPage is the page Tomcat's HelloWorldExample servlet writes (its
+// helloWorldPage is the page Tomcat's HelloWorldExample servlet writes (its
 // doGet, with the English resource bundle), byte for byte.
-const HelloWorldPage = `<!DOCTYPE html><html>
+const helloWorldPage = `<!DOCTYPE html><html>
 <head>
 <meta charset="UTF-8" />
 <title>Hello World!</title>
@@ -30,7 +30,7 @@ const HelloWorldPage = `<!DOCTYPE html><html>
 </html>
 `
 
-// HelloWorld is a small built-in target: it serves HelloWorldPage at
+// HelloWorld is a small built-in target: it serves helloWorldPage at
 // HelloWorldPath (and every other path), so loadgen can be tried without a
 // Tomcat. It is not a benchmark of anything.
 type HelloWorld struct {
@@ -49,7 +49,7 @@ func StartHelloWorld(addr string) (*HelloWorld, error) {
 	if err != nil {
 		return nil, err
 	}
-	page := []byte(HelloWorldPage)
+	page := []byte(helloWorldPage)
 	clen := strconv.Itoa(len(page))
 	h := &HelloWorld{
 		URL: "http://" + ln.Addr().String() + HelloWorldPath,

@@ -6,9 +6,15 @@ import (
 	"runtime"
 )
 
-// ErrOpenFiles is returned (wrapped) when RLIMIT_NOFILE is too low for the
-// connection count and cannot be raised.
-var ErrOpenFiles = errors.New("loadgen: open-files limit too low")
+// Errors that callers branch on with errors.Is.
+var (
+	// ErrOpenFiles is returned (wrapped) when RLIMIT_NOFILE is too low
+	// for the connection count and cannot be raised.
+	ErrOpenFiles = errors.New("loadgen: open-files limit too low")
+	// ErrProtocol is returned (wrapped, with what was wrong) when a
+	// server's response is not valid HTTP/1.x. It counts as a read error.
+	ErrProtocol = errors.New("loadgen: malformed HTTP response")
+)
 
 // Run sends the load cfg describes and returns what it measured. It
 // returns when the run's duration or request count is reached, or when ctx

@@ -6,11 +6,6 @@ import (
 	"math"
 )
 
-// DefaultLatencyShare is the common latency rate of MeasureStep, as a
-// share of the step's capacity, when StepOptions.LatencyRate is 0: far
-// enough below saturation that the latency is the server's, not a queue's.
-const DefaultLatencyShare = 0.6
-
 // StepOptions tune MeasureStep. A nil *StepOptions means the defaults.
 type StepOptions struct {
 	// Name labels the figures (StepFigures.Name): "baseline", "threads".
@@ -64,21 +59,9 @@ type StepOptions struct {
 // (the rate still climbing, or with WarmUpOptions.CompilerShare, the JIT
 // still compiling), or an error naming the phase that failed.
 func MeasureStep(ctx context.Context, base Config, opts *StepOptions) (StepFigures, error) {
-	var o StepOptions
-	if opts != nil {
-		o = *opts
-	}
-	if o.Run == nil {
-		o.Run = Run
-	}
-	if o.LatencyShare == 0 {
-		o.LatencyShare = DefaultLatencyShare
-	}
-	if o.LatencyRate < 0 || math.IsNaN(o.LatencyRate) || math.IsInf(o.LatencyRate, 0) {
-		return StepFigures{}, fmt.Errorf("loadgen: step latency rate %g: want requests/s > 0, or 0 for a share of the capacity", o.LatencyRate)
-	}
-	if o.LatencyShare <= 0 || o.LatencyShare > 1 || math.IsNaN(o.LatencyShare) {
-		return StepFigures{}, fmt.Errorf("loadgen: step latency share %g: want a share of the capacity in (0, 1]", o.LatencyShare)
+	o, err := opts.withDefaults()
+	if err != nil {
+		return StepFigures{}, err
 	}
 	base.Pacer, base.Rate = nil, 0
 	unsettled := false
@@ -139,9 +122,31 @@ func MeasureStep(ctx context.Context, base Config, opts *StepOptions) (StepFigur
 					n = h.CPUs
 				}
 			}
-			f.CPU = Use(before, after, n).Percent
+			f.CPU = useOf(before, after, n).Percent
 		}
 	}
 	return StepFigures{Name: o.Name, Capacity: c.Rate, CapacityRuns: c.Rates(), CapacityErrors: c.Errors, Latency: f,
 		Unsettled: unsettled}, nil
+}
+
+// withDefaults returns the options with Run and LatencyShare filled in;
+// an error for a latency rate or share out of range.
+func (opts *StepOptions) withDefaults() (StepOptions, error) {
+	var o StepOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Run == nil {
+		o.Run = Run
+	}
+	if o.LatencyShare == 0 {
+		o.LatencyShare = DefaultLatencyShare
+	}
+	if o.LatencyRate < 0 || math.IsNaN(o.LatencyRate) || math.IsInf(o.LatencyRate, 0) {
+		return o, fmt.Errorf("loadgen: step latency rate %g: want requests/s > 0, or 0 for a share of the capacity", o.LatencyRate)
+	}
+	if o.LatencyShare <= 0 || o.LatencyShare > 1 || math.IsNaN(o.LatencyShare) {
+		return o, fmt.Errorf("loadgen: step latency share %g: want a share of the capacity in (0, 1]", o.LatencyShare)
+	}
+	return o, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 )
 
 // TestMeasureStep runs the whole method through its RunFunc seam: the
@@ -36,7 +37,7 @@ func TestMeasureStep(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"warm-up", "capacity", "latency"}, phases)
 	assert.Equal(t, "access-log", m.Name)
-	assert.Equal(t, loadgen.Spread{N: 3, Median: 20000, Min: 19000, Max: 21000}, m.Capacity)
+	assert.Equal(t, stats.Spread{N: 3, Median: 20000, Min: 19000, Max: 21000}, m.Capacity)
 	assert.Equal(t, []float64{20000, 21000, 19000}, m.CapacityRuns, "every run, for the test")
 	assert.False(t, m.Unsettled, "the warm-up settled")
 	assert.Equal(t, int64(3), m.CapacityErrors)

@@ -32,20 +32,62 @@ import (
 // It fails when there is no shard, a shard is nil or measured nothing, the
 // shards loaded different URLs, or their windows do not overlap.
 func MergeShards(shards ...*Result) (*Result, error) {
+	if err := checkShards(shards); err != nil {
+		return nil, err
+	}
+	start, common, err := commonWindow(shards)
+	if err != nil {
+		return nil, err
+	}
+	first := shards[0]
+	m := &Result{
+		URL: first.URL, Method: first.Method, KeepAlive: first.KeepAlive, Warmup: first.Warmup,
+		DocumentLength: first.DocumentLength, Server: first.Server, OpenFiles: first.OpenFiles,
+		Start: start, Elapsed: common, Histograms: newHistograms(),
+		Drain: Drain{Latency: NewHistogram()},
+	}
+	var inWindow float64
+	var pacers []string
+	errnos := map[errnoKey]uint64{}
+	for _, s := range shards {
+		inWindow += float64(s.Requests) * common.Seconds() / s.Elapsed.Seconds()
+		m.addShard(s, errnos)
+		if s.Pacer != "" {
+			pacers = append(pacers, s.Pacer)
+		}
+	}
+	if len(pacers) > 0 {
+		m.Pacer = fmt.Sprintf("%d shards: %s", len(shards), strings.Join(pacers, "; "))
+	}
+	m.Requests = uint64(math.Round(inWindow))
+	m.AchievedRate = float64(m.Requests) / common.Seconds()
+	m.Errors.Errnos = sortErrnos(errnos)
+	return m, nil
+}
+
+// checkShards refuses no shard, a missing one, an empty window and shards
+// of different URLs.
+func checkShards(shards []*Result) error {
 	if len(shards) == 0 {
-		return nil, errors.New("loadgen: merge shards: no result")
+		return errors.New("loadgen: merge shards: no result")
 	}
 	for i, s := range shards {
 		if s == nil {
-			return nil, fmt.Errorf("loadgen: merge shards: result %d of %d is missing", i+1, len(shards))
+			return fmt.Errorf("loadgen: merge shards: result %d of %d is missing", i+1, len(shards))
 		}
 		if s.Elapsed <= 0 {
-			return nil, fmt.Errorf("loadgen: merge shards: shard %d of %d has an empty window (elapsed %s)", i+1, len(shards), s.Elapsed)
+			return fmt.Errorf("loadgen: merge shards: shard %d of %d has an empty window (elapsed %s)", i+1, len(shards), s.Elapsed)
 		}
 		if s.URL != shards[0].URL {
-			return nil, fmt.Errorf("loadgen: merge shards: shard %d loaded %s, shard 1 %s: want shards of one load", i+1, s.URL, shards[0].URL)
+			return fmt.Errorf("loadgen: merge shards: shard %d loaded %s, shard 1 %s: want shards of one load", i+1, s.URL, shards[0].URL)
 		}
 	}
+	return nil
+}
+
+// commonWindow returns the start and the length of the window every
+// shard measured in; an error when they do not overlap.
+func commonWindow(shards []*Result) (time.Time, time.Duration, error) {
 	first := shards[0]
 	start, end := first.Start, first.Start.Add(first.Elapsed)
 	for _, s := range shards[1:] {
@@ -62,71 +104,55 @@ func MergeShards(shards ...*Result) (*Result, error) {
 		for i, s := range shards {
 			ws = append(ws, fmt.Sprintf("shard %d %s+%s", i+1, s.Start.Format("15:04:05.000"), s.Elapsed.Round(time.Millisecond)))
 		}
-		return nil, fmt.Errorf("loadgen: merge shards: the measured windows do not overlap (%s): the shards did not run together", strings.Join(ws, ", "))
+		return time.Time{}, 0, fmt.Errorf("loadgen: merge shards: the measured windows do not overlap (%s): the shards did not run together", strings.Join(ws, ", "))
 	}
-	m := &Result{
-		URL: first.URL, Method: first.Method, KeepAlive: first.KeepAlive, Warmup: first.Warmup,
-		DocumentLength: first.DocumentLength, Server: first.Server, OpenFiles: first.OpenFiles,
-		Start: start, Elapsed: common, Histograms: newHistograms(),
-		Drain: Drain{Latency: NewHistogram()},
+	return start, common, nil
+}
+
+// addShard adds one shard's counts and histograms to the merge m; the
+// busiest shard's Generator wins.
+func (m *Result) addShard(s *Result, errnos map[errnoKey]uint64) {
+	m.Connections += s.Connections
+	m.Threads += s.Threads
+	m.OfferedRate += s.OfferedRate
+	m.Sent += s.Sent
+	m.Bytes += s.Bytes
+	m.BodyBytes += s.BodyBytes
+	m.KeepAliveResponses += s.KeepAliveResponses
+	m.LengthMismatches += s.LengthMismatches
+	m.Connects += s.Connects
+	m.Reconnects += s.Reconnects
+	m.Incomplete += s.Incomplete
+	m.Missed += s.Missed
+	m.Dropped += s.Dropped
+	e := s.Errors
+	m.Errors.Connect += e.Connect
+	m.Errors.Read += e.Read
+	m.Errors.Write += e.Write
+	m.Errors.Timeout += e.Timeout
+	m.Errors.Status += e.Status
+	m.Statuses.Add(s.Statuses)
+	m.Errors.TLS += e.TLS
+	for _, n := range e.Errnos {
+		errnos[errnoKey{n.Class, n.Errno}] += n.Count
 	}
-	var inWindow float64
-	var pacers []string
-	errnos := map[errnoKey]uint64{}
-	for _, s := range shards {
-		m.Connections += s.Connections
-		m.Threads += s.Threads
-		m.OfferedRate += s.OfferedRate
-		inWindow += float64(s.Requests) * common.Seconds() / s.Elapsed.Seconds()
-		m.Sent += s.Sent
-		m.Bytes += s.Bytes
-		m.BodyBytes += s.BodyBytes
-		m.KeepAliveResponses += s.KeepAliveResponses
-		m.LengthMismatches += s.LengthMismatches
-		m.Connects += s.Connects
-		m.Reconnects += s.Reconnects
-		m.Incomplete += s.Incomplete
-		m.Missed += s.Missed
-		m.Dropped += s.Dropped
-		e := s.Errors
-		m.Errors.Connect += e.Connect
-		m.Errors.Read += e.Read
-		m.Errors.Write += e.Write
-		m.Errors.Timeout += e.Timeout
-		m.Errors.Status += e.Status
-		m.Statuses.Add(s.Statuses)
-		m.Errors.TLS += e.TLS
-		for _, n := range e.Errnos {
-			errnos[errnoKey{n.Class, n.Errno}] += n.Count
-		}
-		m.TLS.Handshakes += s.TLS.Handshakes
-		m.TLS.Resumed += s.TLS.Resumed
-		if m.TLS.Version == "" {
-			m.TLS.Version, m.TLS.CipherSuite = s.TLS.Version, s.TLS.CipherSuite
-		}
-		m.Drain.Requests += s.Drain.Requests
-		m.Drain.Errors += s.Drain.Errors
-		m.Drain.Timeouts += s.Drain.Timeouts
-		m.Drain.Elapsed = max(m.Drain.Elapsed, s.Drain.Elapsed)
-		if s.Drain.Latency != nil {
-			m.Dropped += m.Drain.Latency.Merge(s.Drain.Latency)
-		}
-		m.Dropped += m.Histograms.merge(s.Histograms.orEmpty())
-		m.RateSamples = append(m.RateSamples, s.RateSamples...)
-		if s.Generator.Percent() > m.Generator.Percent() || m.Generator.CPUs == 0 {
-			m.Generator = s.Generator
-		}
-		if s.Pacer != "" {
-			pacers = append(pacers, s.Pacer)
-		}
+	m.TLS.Handshakes += s.TLS.Handshakes
+	m.TLS.Resumed += s.TLS.Resumed
+	if m.TLS.Version == "" {
+		m.TLS.Version, m.TLS.CipherSuite = s.TLS.Version, s.TLS.CipherSuite
 	}
-	if len(pacers) > 0 {
-		m.Pacer = fmt.Sprintf("%d shards: %s", len(shards), strings.Join(pacers, "; "))
+	m.Drain.Requests += s.Drain.Requests
+	m.Drain.Errors += s.Drain.Errors
+	m.Drain.Timeouts += s.Drain.Timeouts
+	m.Drain.Elapsed = max(m.Drain.Elapsed, s.Drain.Elapsed)
+	if s.Drain.Latency != nil {
+		m.Dropped += m.Drain.Latency.Merge(s.Drain.Latency)
 	}
-	m.Requests = uint64(math.Round(inWindow))
-	m.AchievedRate = float64(m.Requests) / common.Seconds()
-	m.Errors.Errnos = sortErrnos(errnos)
-	return m, nil
+	m.Dropped += m.Histograms.merge(s.Histograms.orEmpty())
+	m.RateSamples = append(m.RateSamples, s.RateSamples...)
+	if s.Generator.Percent() > m.Generator.Percent() || m.Generator.CPUs == 0 {
+		m.Generator = s.Generator
+	}
 }
 
 // orEmpty returns h with an empty histogram for each one that is nil (a

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/nettune/nettune/loadgen/internal/format"
 )
 
 // A Pacer decides when each request of an open-model run is due. It is a
@@ -36,7 +38,7 @@ func Constant(rate float64) ConstantPacer { return ConstantPacer{PerSecond: rate
 
 // Due returns n/rate.
 func (p ConstantPacer) Due(n uint64) time.Duration {
-	return secs(float64(n) / p.PerSecond)
+	return format.Seconds(float64(n) / p.PerSecond)
 }
 
 // Hits returns the number of requests due by elapsed: floor(elapsed*rate)+1.
@@ -89,11 +91,11 @@ func (p RampPacer) Due(n uint64) time.Duration {
 		if p.To <= 0 {
 			return time.Duration(math.MaxInt64)
 		}
-		return secs(d + (x-ramp)/p.To)
+		return format.Seconds(d + (x-ramp)/p.To)
 	}
 	a := (p.To - p.From) / (2 * d)
 	if math.Abs(a) < 1e-12 {
-		return secs(x / p.From)
+		return format.Seconds(x / p.From)
 	}
 	// a t² + From t − x = 0, the positive root, written to avoid cancellation.
 	disc := p.From*p.From + 4*a*x
@@ -101,7 +103,7 @@ func (p RampPacer) Due(n uint64) time.Duration {
 		disc = 0
 	}
 	t := 2 * x / (p.From + math.Sqrt(disc))
-	return secs(t)
+	return format.Seconds(t)
 }
 
 // Hits returns the number of requests due by elapsed.
@@ -149,7 +151,7 @@ func (p StepPacer) Due(n uint64) time.Duration {
 			if s.Rate <= 0 {
 				return time.Duration(math.MaxInt64)
 			}
-			return secs(t + (x-done)/s.Rate)
+			return format.Seconds(t + (x-done)/s.Rate)
 		}
 		done += in
 		t += d
@@ -224,13 +226,6 @@ func validatePacer(p Pacer) error {
 	return nil
 }
 
-func secs(s float64) time.Duration {
-	if s >= float64(math.MaxInt64)/1e9 {
-		return time.Duration(math.MaxInt64)
-	}
-	return time.Duration(math.Ceil(s*1e9 - 1e-6)) // never before the exact time
-}
-
 // ShardPacer is shard Shard of Shards of another schedule: it sends
 // requests Shard, Shard+Shards, Shard+2·Shards, … of Of. At a constant
 // rate R that is R/Shards per shard with send times offset by Shard/R, so
@@ -293,7 +288,7 @@ type sendPolicy struct {
 // development VM (2 vCPUs, nginx on the other CPU, see PERF.md): a loop
 // sending each request on time at 7500/s costs ~22 % of a CPU, batched
 // within 1 ms ~8 %; at the CO test's 500/s per loop ~1 %.
-var defaultSendPolicy = sendPolicy{Max: DefaultSendWindow, Fraction: 0.25, Idle: 0.02, Busy: 0.10}
+var defaultSendPolicy = sendPolicy{Max: defaultSendWindow, Fraction: 0.25, Idle: 0.02, Busy: 0.10}
 
 // window returns the send window for a loop at the given load (its share
 // of one CPU over the last tick, smoothed) whose connections each send one

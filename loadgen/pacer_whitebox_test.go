@@ -11,7 +11,7 @@ import (
 // TestSendPolicy checks the default send batching as a table: sends leave
 // on time while the loop is nearly idle, the window widens with the
 // loop's load, and it is never wider than a quarter of a connection's
-// send interval nor than DefaultSendWindow.
+// send interval nor than defaultSendWindow.
 func TestSendPolicy(t *testing.T) {
 	us := time.Microsecond
 	iv := func(conns, rate float64) time.Duration { return time.Duration(conns / rate * 1e9) }
@@ -26,7 +26,7 @@ func TestSendPolicy(t *testing.T) {
 		{"the CO test's 500/s per loop (~1% load): on time", 0.01, iv(64, 1000), 0},
 		{"at the idle threshold: on time", 0.02, iv(64, 15000), 0},
 		{"halfway: half the widest", 0.06, iv(64, 15000), 500 * us},
-		{"busy, 15000/s on 64 connections: capped by DefaultSendWindow", 0.10, iv(64, 15000), time.Millisecond},
+		{"busy, 15000/s on 64 connections: capped by defaultSendWindow", 0.10, iv(64, 15000), time.Millisecond},
 		{"saturated: still capped", 1, iv(64, 15000), time.Millisecond},
 		{"busy, 50000/s on 64: a quarter of 1.28 ms", 0.5, iv(64, 50000), 320 * us},
 		{"busy, 90000/s on 64: a quarter of 711 µs", 0.8, iv(64, 90000), iv(64, 90000) / 4},
@@ -51,7 +51,7 @@ func TestSendPolicyBounds(t *testing.T) {
 		prev := time.Duration(0)
 		for load := 0.0; load <= 1.5; load += 0.005 {
 			w := p.window(load, interval)
-			assert.LessOrEqual(t, w, DefaultSendWindow, "rate %g load %g", rate, load)
+			assert.LessOrEqual(t, w, defaultSendWindow, "rate %g load %g", rate, load)
 			assert.LessOrEqual(t, float64(w), float64(interval)*p.Fraction+1, "rate %g load %g", rate, load)
 			assert.GreaterOrEqual(t, w, prev, "rate %g load %g: narrower at a higher load", rate, load)
 			prev = w

@@ -2,33 +2,28 @@ package loadgen
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 )
 
-// ErrProtocol is returned (wrapped in a *ProtocolError) when a server's
-// response is not valid HTTP/1.x. It counts as a read error.
-var ErrProtocol = errors.New("loadgen: malformed HTTP response")
-
-// ProtocolError says what was wrong with a response and where.
-type ProtocolError struct {
+// protocolError says what was wrong with a response and where.
+type protocolError struct {
 	What string // what was expected, e.g. "status line \"HTTP/1.x NNN reason\""
 	Got  string // the offending bytes, truncated to 64
 }
 
 // Error says what was expected and what arrived.
-func (e *ProtocolError) Error() string {
+func (e *protocolError) Error() string {
 	return fmt.Sprintf("loadgen: malformed HTTP response: want %s, got %q", e.What, e.Got)
 }
 
 // Unwrap returns ErrProtocol.
-func (e *ProtocolError) Unwrap() error { return ErrProtocol }
+func (e *protocolError) Unwrap() error { return ErrProtocol }
 
 func protoErr(what string, got []byte) error {
 	if len(got) > 64 {
 		got = got[:64]
 	}
-	return &ProtocolError{What: what, Got: string(got)}
+	return &protocolError{What: what, Got: string(got)}
 }
 
 // maxLine bounds one status, header, chunk-size or trailer line.

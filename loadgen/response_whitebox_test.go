@@ -130,7 +130,7 @@ func TestParseEdgeCases(t *testing.T) {
 			if tt.err {
 				require.Error(t, got.err)
 				assert.True(t, errors.Is(got.err, ErrProtocol))
-				var pe *ProtocolError
+				var pe *protocolError
 				assert.True(t, errors.As(got.err, &pe))
 				assert.NotEmpty(t, pe.What)
 				return

@@ -11,14 +11,14 @@ import (
 // day with 3 significant digits, as wrk2's, so the percentile spectrum
 // footer reads "Buckets 27, SubBuckets 2048" as wrk2's does.
 const (
-	HistLowest  = 1                      // µs
-	HistHighest = 24 * 60 * 60 * 1000000 // µs: one day
-	HistSigFigs = 3                      // significant decimal digits
+	histLowest  = 1                      // µs
+	histHighest = 24 * 60 * 60 * 1000000 // µs: one day
+	histSigFigs = 3                      // significant decimal digits
 )
 
 // NewHistogram returns an empty histogram with the package's range (µs).
 func NewHistogram() *hdrhistogram.Histogram {
-	return hdrhistogram.New(HistLowest, HistHighest, HistSigFigs)
+	return hdrhistogram.New(histLowest, histHighest, histSigFigs)
 }
 
 // Errors counts failed requests by class, as wrk prints them, plus the
@@ -187,7 +187,7 @@ type TargetResult struct {
 const TargetHistSigFigs = 2
 
 func newTargetHistogram() *hdrhistogram.Histogram {
-	return hdrhistogram.New(HistLowest, HistHighest, TargetHistSigFigs)
+	return hdrhistogram.New(histLowest, histHighest, TargetHistSigFigs)
 }
 
 // Drain counts the requests sent in the measured window that were still in

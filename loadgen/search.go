@@ -3,6 +3,9 @@ package loadgen
 import (
 	"errors"
 	"fmt"
+
+	"github.com/nettune/nettune/loadgen/internal/format"
+	"github.com/nettune/nettune/loadgen/stats"
 )
 
 // Choice is the configuration that measured best among candidates of one
@@ -19,7 +22,7 @@ type Choice struct {
 	Tied []int `json:"tied"`
 	// VsBest is each candidate's capacity against Best's (Best's own is
 	// the zero Uplift), judged as CompareStepsWith judges a step.
-	VsBest []Uplift `json:"vs_best"`
+	VsBest []stats.Uplift `json:"vs_best"`
 	// Why says how Best won, e.g. "highest capacity, significantly above
 	// every other" or "lowest p99 at 1800 req/s (1.2ms) of 3 not
 	// significantly different in capacity".
@@ -36,18 +39,18 @@ type Choice struct {
 // equal p99. Equal medians keep the earlier candidate. It returns an error
 // without candidates, for options out of range, or for runs that are not
 // positive.
-func PickBest(cands []StepFigures, opts *UpliftOptions) (Choice, error) {
+func PickBest(cands []StepFigures, opts *stats.UpliftOptions) (Choice, error) {
 	if len(cands) == 0 {
 		return Choice{}, errors.New("loadgen: pick the best of no candidates")
 	}
-	o, err := opts.withDefaults()
+	o, err := opts.WithDefaults()
 	if err != nil {
 		return Choice{}, err
 	}
 	cands = append([]StepFigures(nil), cands...) // the caller's are not changed
 	for i := range cands {
 		if cands[i].Capacity.N == 0 && len(cands[i].CapacityRuns) > 0 {
-			cands[i].Capacity = SpreadOf(cands[i].CapacityRuns)
+			cands[i].Capacity = stats.SpreadOf(cands[i].CapacityRuns)
 		}
 	}
 	top := 0
@@ -83,10 +86,10 @@ func PickBest(cands []StepFigures, opts *UpliftOptions) (Choice, error) {
 			}
 			ch.Best = best
 			ch.Why = fmt.Sprintf("lowest p99 at %.0f req/s (%s) of %d not significantly different in capacity",
-				rate, FormatDuration(cands[best].Latency.P99), len(ch.Tied))
+				rate, format.Duration(cands[best].Latency.P99), len(ch.Tied))
 		}
 	}
-	ch.VsBest = make([]Uplift, len(cands))
+	ch.VsBest = make([]stats.Uplift, len(cands))
 	for i, c := range cands {
 		if i == ch.Best {
 			continue
@@ -117,7 +120,7 @@ func sameRate(a, b float64) bool { return a == b || a > 0 && b > 0 && max(a, b)/
 
 // tied: u is not a significant change (by its verdict; by the ranges for
 // figures without their runs).
-func tied(u Uplift) bool {
+func tied(u stats.Uplift) bool {
 	if u.Verdict == "" {
 		return u.Noise
 	}

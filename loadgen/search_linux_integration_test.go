@@ -13,6 +13,7 @@ import (
 
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 )
 
 // threadsKnob is a server's capacity as a function of a thread-pool
@@ -42,7 +43,7 @@ func TestIntegrationSearchFindsBest(t *testing.T) {
 	for trial := range searchTrials {
 		rng := rand.New(rand.NewPCG(23, uint64(trial)))
 		runs := make([][]float64, len(threadsKnob))
-		for range loadgen.DefaultRepeat {
+		for range stats.DefaultRepeat {
 			for i, k := range threadsKnob {
 				want := trialCapacity * k.factor * math.Exp(rng.NormFloat64()*trialNoise)
 				got, ok := srv.measure(ctx, t, want, &disturbed)
@@ -67,7 +68,7 @@ func TestIntegrationSearchFindsBest(t *testing.T) {
 		assert.Equal(t, 4, threadsKnob[ch.Best].threads, "trial %d: the peak", trial+1)
 		for i, u := range ch.VsBest {
 			if i != ch.Best {
-				assert.Equal(t, loadgen.VerdictLoss, u.Verdict, "trial %d: %s against the best", trial+1, cands[i].Name)
+				assert.Equal(t, stats.VerdictLoss, u.Verdict, "trial %d: %s against the best", trial+1, cands[i].Name)
 			}
 		}
 	}
@@ -104,7 +105,7 @@ func TestIntegrationSearchTieByLatency(t *testing.T) {
 	servers := []*knobServer{slow, fast}
 	cands := []loadgen.StepFigures{{Name: "4 workers of 1 ms, 3 ms more per response"}, {Name: "4 workers of 1 ms"}}
 	disturbed := 0
-	for range loadgen.DefaultRepeat {
+	for range stats.DefaultRepeat {
 		for i, s := range servers {
 			got, _ := s.measure(ctx, t, trialCapacity, &disturbed)
 			cands[i].CapacityRuns = append(cands[i].CapacityRuns, got)
@@ -143,13 +144,13 @@ func TestIntegrationDriftFlagged(t *testing.T) {
 			// baseline, a +3 % step, the baseline again: DefaultRepeat runs
 			// each, in the study's order.
 			factors := []float64{1, 1.03, 1}
-			total := len(factors) * loadgen.DefaultRepeat
+			total := len(factors) * stats.DefaultRepeat
 			rng := rand.New(rand.NewPCG(25, 0))
 			disturbed, k := 0, 0
 			steps := make([]loadgen.StepFigures, len(factors))
 			for i, f := range factors {
 				steps[i].Name = []string{"baseline", "step", "baseline again"}[i]
-				for range loadgen.DefaultRepeat {
+				for range stats.DefaultRepeat {
 					host := 1 - slowdown*float64(k)/float64(total-1)
 					k++
 					want := trialCapacity * f * host * math.Exp(rng.NormFloat64()*trialNoise/2)
@@ -162,7 +163,7 @@ func TestIntegrationDriftFlagged(t *testing.T) {
 			require.NoError(t, err)
 			t.Logf("step %s; %s", c.Rows[1].VsBaseline, d.Text())
 			if slowdown > 0 {
-				assert.Equal(t, loadgen.VerdictLoss, d.Uplift.Verdict, "a 5 %% slowdown is a significant drift")
+				assert.Equal(t, stats.VerdictLoss, d.Uplift.Verdict, "a 5 %% slowdown is a significant drift")
 				assert.Less(t, d.Uplift.Percent, -2.0)
 				if c.Rows[1].VsBaseline.Verdict.Significant() {
 					assert.NotEmpty(t, d.Untrusted, "the step's uplift is no larger than the drift")

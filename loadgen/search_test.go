@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 )
 
 // cand is a candidate with six capacity runs around median (±spread %)
@@ -26,33 +27,33 @@ func TestPickBest(t *testing.T) {
 		best     int
 		tied     []int
 		why      string
-		verdicts []loadgen.Verdict // each against the best
+		verdicts []stats.Verdict // each against the best
 	}{
 		{
 			name: "a clear winner",
 			cands: []loadgen.StepFigures{cand("1", 1000, 1, 800, 3*ms), cand("2", 1200, 1, 800, 9*ms),
 				cand("4", 1100, 1, 800, 1*ms)},
 			best: 1, tied: []int{1}, why: "highest capacity, significantly above every other",
-			verdicts: []loadgen.Verdict{loadgen.VerdictLoss, "", loadgen.VerdictLoss},
+			verdicts: []stats.Verdict{stats.VerdictLoss, "", stats.VerdictLoss},
 		},
 		{
 			name: "a tie broken by p99 at the common rate",
 			cands: []loadgen.StepFigures{cand("1", 800, 1, 700, 3*ms), cand("2", 1002, 3, 700, 4*ms),
 				cand("4", 1000, 3, 700, 2*ms)},
 			best: 2, tied: []int{1, 2}, why: "lowest p99 at 700 req/s (2.00ms) of 2 not significantly different in capacity",
-			verdicts: []loadgen.Verdict{loadgen.VerdictLoss, loadgen.VerdictNoChange, ""},
+			verdicts: []stats.Verdict{stats.VerdictLoss, stats.VerdictNoChange, ""},
 		},
 		{
 			name:  "equal p99: the higher capacity",
 			cands: []loadgen.StepFigures{cand("a", 1000, 3, 700, 2*ms), cand("b", 1001, 3, 700, 2*ms)},
 			best:  1, tied: []int{0, 1}, why: "lowest p99 at 700 req/s (2.00ms) of 2",
-			verdicts: []loadgen.Verdict{loadgen.VerdictNoChange, ""},
+			verdicts: []stats.Verdict{stats.VerdictNoChange, ""},
 		},
 		{
 			name:  "latency at different rates cannot break the tie",
 			cands: []loadgen.StepFigures{cand("a", 1000, 3, 700, 1*ms), cand("b", 1001, 3, 650, 9*ms)},
 			best:  1, tied: []int{0, 1}, why: "no common-rate p99",
-			verdicts: []loadgen.Verdict{loadgen.VerdictNoChange, ""},
+			verdicts: []stats.Verdict{stats.VerdictNoChange, ""},
 		},
 		{
 			name: "an unsettled top is tied with the rest",
@@ -62,12 +63,12 @@ func TestPickBest(t *testing.T) {
 				return c
 			}(),
 			best: 0, tied: []int{0, 1}, why: "lowest p99",
-			verdicts: []loadgen.Verdict{"", loadgen.VerdictUnsettled},
+			verdicts: []stats.Verdict{"", stats.VerdictUnsettled},
 		},
 		{
 			name:  "one candidate",
 			cands: []loadgen.StepFigures{cand("only", 1000, 1, 700, 2*ms)},
-			best:  0, tied: []int{0}, why: "highest capacity", verdicts: []loadgen.Verdict{""},
+			best:  0, tied: []int{0}, why: "highest capacity", verdicts: []stats.Verdict{""},
 		},
 	}
 	for _, tt := range tests {
@@ -88,7 +89,7 @@ func TestPickBest(t *testing.T) {
 func TestPickBestErrors(t *testing.T) {
 	_, err := loadgen.PickBest(nil, nil)
 	assert.ErrorContains(t, err, "no candidates")
-	_, err = loadgen.PickBest([]loadgen.StepFigures{cand("a", 1000, 1, 0, 0)}, &loadgen.UpliftOptions{Alpha: 2})
+	_, err = loadgen.PickBest([]loadgen.StepFigures{cand("a", 1000, 1, 0, 0)}, &stats.UpliftOptions{Alpha: 2})
 	assert.ErrorContains(t, err, "alpha 2")
 	_, err = loadgen.PickBest([]loadgen.StepFigures{cand("a", 1000, 1, 0, 0), {Name: "b", CapacityRuns: []float64{-1, 3}}}, nil)
 	assert.ErrorContains(t, err, "b against a")

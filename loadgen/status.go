@@ -15,9 +15,6 @@ type StatusSet struct {
 	bits [16]uint64
 }
 
-// DefaultOKStatus is the text form of the zero StatusSet.
-const DefaultOKStatus = "2xx,3xx"
-
 // ParseStatusSet parses a comma-separated list of status codes ("204"),
 // classes ("2xx") and ranges ("200-299"), e.g. "200,204,3xx".
 func ParseStatusSet(s string) (StatusSet, error) {

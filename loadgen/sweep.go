@@ -78,18 +78,6 @@ func (s *SweepResult) Text() string {
 // JSON returns the sweep as indented JSON.
 func (s *SweepResult) JSON() ([]byte, error) { return json.MarshalIndent(s, "", "  ") }
 
-// Series returns each level's latency percentile spectrum, for
-// PlotPercentiles.
-func (s *SweepResult) Series() []PercentileSeries {
-	var out []PercentileSeries
-	for _, l := range s.Levels {
-		if l.Result != nil && l.Result.Histograms.Latency.TotalCount() > 0 {
-			out = append(out, PercentileSeries{Name: l.Name, Points: Spectrum(l.Result.Histograms.Latency, 5)})
-		}
-	}
-	return out
-}
-
 // Sweep runs the levels one after the other, sampling the host's and the
 // process's CPU every 50 ms while each runs and keeping the samples that
 // bracket its measured part, then analyses the sweep. It stops at the
@@ -208,13 +196,13 @@ func sweepLevel(ctx context.Context, sc SweepConfig, root hostfs.Root, cfg Confi
 	if !ok {
 		return lvl, nil
 	}
-	lvl.Host = Use(a.host, b.host, 0)
+	lvl.Host = useOf(a.host, b.host, 0)
 	lvl.CPU = lvl.Host.Percent
 	if sc.PID != 0 {
 		if a.procErr != nil || b.procErr != nil {
 			return lvl, fmt.Errorf("process %d: %w", sc.PID, errors.Join(a.procErr, b.procErr))
 		}
-		lvl.Process = Use(a.proc, b.proc, a.host.CPUs)
+		lvl.Process = useOf(a.proc, b.proc, a.host.CPUs)
 		lvl.CPU = lvl.Process.Percent
 	}
 	return lvl, nil

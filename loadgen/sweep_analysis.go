@@ -3,6 +3,8 @@ package loadgen
 import (
 	"fmt"
 	"strings"
+
+	"github.com/nettune/nettune/loadgen/internal/format"
 )
 
 // KneeOptions tune AnalyzeSweep. A nil *KneeOptions means the defaults.
@@ -92,7 +94,7 @@ func AnalyzeSweep(levels []Figures, opts *KneeOptions) SweepAnalysis {
 		}
 	}
 	best := levels[a.Best]
-	a.Findings = append([]string{fmt.Sprintf("%s gives the most throughput (%.2f req/s, mean latency %s)", best.Name, best.Throughput, FormatDuration(best.Mean))}, a.Findings...)
+	a.Findings = append([]string{fmt.Sprintf("%s gives the most throughput (%.2f req/s, mean latency %s)", best.Name, best.Throughput, format.Duration(best.Mean))}, a.Findings...)
 	if a.Knee < 0 {
 		a.Findings = append(a.Findings, "throughput kept growing with load: no knee within the levels run")
 	}

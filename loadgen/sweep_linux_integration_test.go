@@ -22,6 +22,7 @@ import (
 
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 )
 
 // poolServer answers on 127.0.0.1 with a fixed pool of workers, each
@@ -88,7 +89,7 @@ func sweepPool(t *testing.T, url string) *loadgen.SweepResult {
 	js, err := res.JSON()
 	require.NoError(t, err)
 	assert.Contains(t, string(js), `"knee": `)
-	assert.Len(t, res.Series(), 5)
+	assert.Len(t, report.SweepSeries(res), 5)
 	return res
 }
 
@@ -134,7 +135,7 @@ func TestIntegrationIntervalHlog(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { hello.Close() })
 	var buf bytes.Buffer
-	rec := loadgen.NewHlogRecorder(&buf, "loadgen -R1000 -d2.5")
+	rec := report.NewHlogRecorder(&buf, "loadgen -R1000 -d2.5")
 	res, err := loadgen.Run(context.Background(), loadgen.Config{
 		URL: hello.URL, Connections: 8, Rate: 1000, Duration: 2500 * time.Millisecond,
 		Warmup: 200 * time.Millisecond, OnInterval: rec.Record,
@@ -154,29 +155,29 @@ func TestIntegrationIntervalHlog(t *testing.T) {
 		counts[h.Tag()] += h.TotalCount()
 	}
 	assert.Equal(t, map[string]int64{
-		loadgen.TagCorrected: int64(res.Requests), loadgen.TagUncorrected: int64(res.Requests), loadgen.TagLag: int64(res.Sent),
+		report.TagCorrected: int64(res.Requests), report.TagUncorrected: int64(res.Requests), report.TagLag: int64(res.Sent),
 	}, counts)
-	log, err := loadgen.ReadHlog(&buf)
+	log, err := report.ReadHlog(&buf)
 	require.NoError(t, err)
 	assert.WithinDuration(t, res.Start, log.StartTime, time.Millisecond)
 	for _, c := range []struct {
 		tag  string
 		want int64
-	}{{loadgen.TagCorrected, res.Histograms.Latency.TotalCount()}, {loadgen.TagUncorrected, res.Histograms.Service.TotalCount()}, {loadgen.TagLag, res.Histograms.Lag.TotalCount()}} {
+	}{{report.TagCorrected, res.Histograms.Latency.TotalCount()}, {report.TagUncorrected, res.Histograms.Service.TotalCount()}, {report.TagLag, res.Histograms.Lag.TotalCount()}} {
 		h, first, last := log.Total(c.tag)
 		require.NotNil(t, h, c.tag)
 		assert.Equal(t, c.want, h.TotalCount(), c.tag)
 		assert.WithinDuration(t, res.Start, first, time.Millisecond, c.tag)
 		assert.InDelta(t, 2.5, last.Sub(first).Seconds(), 0.1, c.tag)
 	}
-	h, _, _ := log.Total(loadgen.TagCorrected)
+	h, _, _ := log.Total(report.TagCorrected)
 	assert.True(t, h.Equals(res.Histograms.Latency), "the intervals' union is the run's corrected histogram")
-	s, _, _ := log.Total(loadgen.TagUncorrected)
+	s, _, _ := log.Total(report.TagUncorrected)
 	assert.True(t, s.Equals(res.Histograms.Service))
 	// One interval per second: 0-1, 1-2, 2-2.5 (+ responses after the end).
 	var lengths []float64
 	for _, iv := range log.Intervals {
-		if iv.Tag == loadgen.TagCorrected {
+		if iv.Tag == report.TagCorrected {
 			lengths = append(lengths, iv.End.Sub(iv.Start).Seconds())
 		}
 	}
@@ -237,7 +238,7 @@ func TestShardHelperProcess(t *testing.T) {
 	out, err := os.Create(f[5])
 	require.NoError(t, err)
 	defer out.Close()
-	rec := loadgen.NewHlogRecorder(out, "shard "+f[2])
+	rec := report.NewHlogRecorder(out, "shard "+f[2])
 	res, err := loadgen.Run(context.Background(), loadgen.Config{
 		URL: f[0], Connections: 16, Threads: 1, Rate: rate, Shard: shard, Shards: shards,
 		StartAt: time.Unix(0, ns), Warmup: shardWarmup, Duration: shardDuration, OnInterval: rec.Record,
@@ -279,7 +280,7 @@ func TestIntegrationShardsThreeProcesses(t *testing.T) {
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		cmds, outs = append(cmds, cmd), append(outs, &out)
 	}
-	var logs []*loadgen.IntervalLog
+	var logs []*report.IntervalLog
 	var drained int64
 	for i, cmd := range cmds {
 		require.NoError(t, cmd.Wait(), "shard %d:\n%s", i, outs[i])
@@ -291,12 +292,12 @@ func TestIntegrationShardsThreeProcesses(t *testing.T) {
 		drained += d
 		hf, err := os.Open(filepath.Join(dir, fmt.Sprintf("shard%d.hlog", i)))
 		require.NoError(t, err)
-		l, err := loadgen.ReadHlog(hf)
+		l, err := report.ReadHlog(hf)
 		hf.Close()
 		require.NoError(t, err)
 		logs = append(logs, l)
 	}
-	merged, err := loadgen.MergeHlogs(loadgen.TagCorrected, logs...)
+	merged, err := report.MergeHlogs(report.TagCorrected, logs...)
 	require.NoError(t, err)
 	for i, l := range logs {
 		assert.WithinDuration(t, start.Add(shardWarmup), l.StartTime, time.Millisecond, "shard %d started at the shared time", i)
@@ -311,16 +312,16 @@ func TestIntegrationShardsThreeProcesses(t *testing.T) {
 	require.Equal(t, want, single.Histograms.Latency.TotalCount()+int64(single.Drain.Requests), "one process at R")
 	require.Equal(t, want, merged.Total.TotalCount()+drained, "three shards at R/3, merged: the same count exactly")
 	var out bytes.Buffer
-	require.NoError(t, loadgen.WriteHlog(&out, &merged.Log))
-	back, err := loadgen.ReadHlog(&out)
+	require.NoError(t, report.WriteHlog(&out, &merged.Log))
+	back, err := report.ReadHlog(&out)
 	require.NoError(t, err)
-	h, _, _ := back.Total(loadgen.TagCorrected)
+	h, _, _ := back.Total(report.TagCorrected)
 	assert.True(t, h.Equals(merged.Total), "a merged log written and read back loses nothing")
 
 	for _, q := range []float64{50, 90, 99, 99.9} {
 		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 		for _, l := range logs {
-			sh, _, _ := l.Total(loadgen.TagCorrected)
+			sh, _, _ := l.Total(report.TagCorrected)
 			v := sh.ValueAtQuantile(q)
 			lo, hi = min(lo, v), max(hi, v)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 )
 
 // knobServer is a paced server on 127.0.0.1 whose capacity the test sets
@@ -66,7 +67,7 @@ func (k *knobServer) measure(ctx context.Context, t *testing.T, want float64, di
 // maxStayedDisturbed is how many runs of the trials may stay disturbed
 // after their attempts (5 %) before the host counts as too busy for the
 // trials to say anything about the statistics.
-const maxStayedDisturbed = trials * 3 * loadgen.DefaultRepeat / 20
+const maxStayedDisturbed = trials * 3 * stats.DefaultRepeat / 20
 
 // trialConfig is a short saturating run: 100 ms on 16 connections, no
 // drain (what is in flight at the end is not counted either way).
@@ -104,7 +105,7 @@ func TestIntegrationUpliftTrials(t *testing.T) {
 		rng := rand.New(rand.NewPCG(21, uint64(trial)))
 		factors := []float64{1, 1, trialEffect} // A, A again, B
 		runs := make([][]float64, len(factors))
-		for range loadgen.DefaultRepeat {
+		for range stats.DefaultRepeat {
 			for c, f := range factors {
 				want := trialCapacity * f * math.Exp(rng.NormFloat64()*trialNoise)
 				got, ok := srv.measure(ctx, t, want, &disturbed)
@@ -120,25 +121,25 @@ func TestIntegrationUpliftTrials(t *testing.T) {
 			}
 		}
 		steps := []loadgen.StepFigures{
-			{Name: "A", Capacity: loadgen.SpreadOf(runs[0]), CapacityRuns: runs[0]},
-			{Name: "A again", Capacity: loadgen.SpreadOf(runs[1]), CapacityRuns: runs[1]},
-			{Name: "B", Capacity: loadgen.SpreadOf(runs[2]), CapacityRuns: runs[2]},
+			{Name: "A", Capacity: stats.SpreadOf(runs[0]), CapacityRuns: runs[0]},
+			{Name: "A again", Capacity: stats.SpreadOf(runs[1]), CapacityRuns: runs[1]},
+			{Name: "B", Capacity: stats.SpreadOf(runs[2]), CapacityRuns: runs[2]},
 		}
 		c := loadgen.CompareSteps(steps...)
 		fp, pw := c.Rows[1].VsBaseline, c.Rows[2].VsBaseline
-		if fp.Verdict == loadgen.VerdictNoChange {
+		if fp.Verdict == stats.VerdictNoChange {
 			same++
 		}
-		if pw.Verdict == loadgen.VerdictGain {
+		if pw.Verdict == stats.VerdictGain {
 			found++
 		}
 		t.Logf("trial %2d: identical %s; +8 %% %s", trial+1, fp, pw)
 	}
-	s := loadgen.SpreadOf(hostNoise)
+	s := stats.SpreadOf(hostNoise)
 	mean, sd := meanSD(hostNoise)
 	t.Logf("measured/set capacity per run: median %.3f, %.3f-%.3f, sd %.3f (%d runs)", s.Median, s.Min, s.Max, sd/mean, s.N)
 	t.Logf("identical: no significant change in %d of %d trials; +8 %%: a gain in %d of %d; %d runs a side, %d runs disturbed and run again, %d stayed so, %s",
-		same, trials, found, trials, loadgen.DefaultRepeat, disturbed, stayed, time.Since(start).Round(time.Millisecond))
+		same, trials, found, trials, stats.DefaultRepeat, disturbed, stayed, time.Since(start).Round(time.Millisecond))
 	assert.GreaterOrEqual(t, same, 18, "identical configurations called different")
 	assert.GreaterOrEqual(t, found, 16, "a real +8 % missed")
 }

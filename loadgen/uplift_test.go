@@ -10,78 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
+	"github.com/nettune/nettune/loadgen/stats"
 )
 
-// Reference values: testdata/stats_reference.py ("uplift ...").
-func TestUpliftOfRuns(t *testing.T) {
-	gainFrom := []float64{12100, 12400, 12900, 12650, 12300, 12500}
-	gainTo := []float64{13300, 13500, 13900, 13650, 13100, 13400}
-	tests := []struct {
-		name                  string
-		from, to              []float64
-		opts                  *loadgen.UpliftOptions
-		percent, p, low, high float64
-		verdict               loadgen.Verdict
-		cell                  string
-	}{
-		{"gain", gainFrom, gainTo, nil, 8.032128514056225, 0.0021645021645021645, 4.800000000000004, 11.200000000000031,
-			loadgen.VerdictGain, "+8.0 % [+4.8, +11.2] p=0.002"},
-		{"loss", gainTo, gainFrom, nil, -7.434944237918216, 0.0021645021645021645, -10.071942446043192, -4.580152671755733,
-			loadgen.VerdictLoss, "-7.4 % [-10.1, -4.6] p=0.002"},
-		// Significant, but the whole interval lies inside ±1 %.
-		{"inside the band", seq(1000, 1, 6), seq(1006, 1, 6), nil, 0.5985037406483791, 0.0021645021645021645, 0.29910269192421346, 0.8982035928144061,
-			loadgen.VerdictNoChange, "no significant change (+0.6 % [+0.3, +0.9] p=0.002)"},
-		// A narrower band makes it a gain.
-		{"inside a band of 0.2 %", seq(1000, 1, 6), seq(1006, 1, 6), &loadgen.UpliftOptions{NoiseBand: 0.2}, 0.5985037406483791, 0.0021645021645021645, 0.29910269192421346, 0.8982035928144061,
-			loadgen.VerdictGain, "+0.6 % [+0.3, +0.9] p=0.002"},
-		{"noise", []float64{100, 102, 99, 101, 103, 98}, []float64{101, 104, 100, 103, 102, 97}, nil, 0.9950248756218906, 0.5714285714285714, -2.020202020202011, 3.999999999999937,
-			loadgen.VerdictNoChange, "no significant change (+1.0 % [-2.0, +4.0] p=0.571)"},
-		// A stricter α: 6 runs a side cannot reach p < 0.001 (at best 0.002).
-		{"gain at alpha 0.001", gainFrom, gainTo, &loadgen.UpliftOptions{Alpha: 0.001}, 8.032128514056225, 0.0021645021645021645, 4.800000000000004, 11.200000000000031,
-			loadgen.VerdictTooFewRuns, "+8.0 % (too few runs: 6+6, p >= 0.002)"},
-		// A looser α lets a smaller difference through.
-		{"noise at alpha 0.6", []float64{100, 102, 99, 101, 103, 98}, []float64{101, 104, 100, 103, 102, 97}, &loadgen.UpliftOptions{Alpha: 0.6, NoiseBand: 0.01}, 0.9950248756218906, 0.5714285714285714, -2.020202020202011, 3.999999999999937,
-			loadgen.VerdictNoChange, "no significant change (+1.0 % [-2.0, +4.0] p=0.571)"},
-		// Three runs a side never reach p < 0.05: 2/C(6,3) = 0.1.
-		{"three runs", []float64{12100, 12400, 12900}, []float64{14900, 15200, 15300}, nil, 22.58064516129032, 0.1, 15.503875968992258, 26.446280991735538,
-			loadgen.VerdictTooFewRuns, "+22.6 % (too few runs: 3+3, p >= 0.100)"},
-		{"every run the same", []float64{5, 5, 5, 5}, []float64{5, 5, 5, 5}, nil, 0, 1, 0, 0,
-			loadgen.VerdictNoChange, "no significant change (0.0 % [0.0, 0.0] p=1.000)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			u, err := loadgen.UpliftOfRuns(tt.from, tt.to, tt.opts)
-			require.NoError(t, err)
-			assert.InDelta(t, tt.percent, u.Percent, 1e-9)
-			assert.InDelta(t, tt.p, u.P, 1e-12)
-			assert.InDelta(t, tt.low, u.Low, 1e-9)
-			assert.InDelta(t, tt.high, u.High, 1e-9)
-			assert.Equal(t, tt.verdict, u.Verdict)
-			assert.Equal(t, tt.cell, u.String())
-			assert.Equal(t, len(tt.from), u.N1)
-			assert.Equal(t, tt.verdict.Significant(), tt.verdict == loadgen.VerdictGain || tt.verdict == loadgen.VerdictLoss)
-		})
-	}
-
-	for _, bad := range []struct {
-		from, to []float64
-		opts     *loadgen.UpliftOptions
-		want     string
-	}{
-		{nil, []float64{1}, nil, "want at least 1 in each"},
-		{[]float64{1, 0}, []float64{1}, nil, "want positive and finite"},
-		{[]float64{1}, []float64{1}, &loadgen.UpliftOptions{Alpha: 2}, "alpha 2: want between 0 and 1"},
-		{[]float64{1}, []float64{1}, &loadgen.UpliftOptions{Confidence: -1}, "confidence -1"},
-		{[]float64{1}, []float64{1}, &loadgen.UpliftOptions{NoiseBand: -1}, "noise band -1%"},
-	} {
-		_, err := loadgen.UpliftOfRuns(bad.from, bad.to, bad.opts)
-		assert.ErrorContains(t, err, bad.want)
-	}
-}
-
-// guideSteps are a study's steps with their runs: a gain, a step whose
-// warm-up did not settle, and a change inside the noise, each with the
-// Arm guide's figure beside it.
 var guideSteps = []loadgen.StepFigures{
 	runsStep("baseline", nil, false, 12100, 12400, 12900, 12650, 12300, 12500),
 	runsStep("access-log", &loadgen.Reference{Source: "guide", VsPrevious: 11.1}, false, 13300, 13500, 13900, 13650, 13100, 13400),
@@ -90,23 +22,23 @@ var guideSteps = []loadgen.StepFigures{
 }
 
 func runsStep(name string, ref *loadgen.Reference, unsettled bool, runs ...float64) loadgen.StepFigures {
-	return loadgen.StepFigures{Name: name, Capacity: loadgen.SpreadOf(runs), CapacityRuns: runs, Unsettled: unsettled, Reference: ref,
+	return loadgen.StepFigures{Name: name, Capacity: stats.SpreadOf(runs), CapacityRuns: runs, Unsettled: unsettled, Reference: ref,
 		Latency: loadgen.Figures{Name: name, Load: 7400, P50: 900 * time.Microsecond, P99: 12 * time.Millisecond, Max: 40 * time.Millisecond}}
 }
 
 func TestCompareStepsSignificance(t *testing.T) {
 	c := loadgen.CompareSteps(guideSteps...)
 	require.Len(t, c.Rows, 4)
-	assert.Equal(t, loadgen.UpliftOptions{Alpha: 0.05, Confidence: 0.95, NoiseBand: 1}, c.Options)
-	assert.Equal(t, loadgen.VerdictGain, c.Rows[1].VsBaseline.Verdict)
-	assert.Equal(t, loadgen.VerdictGain, c.Rows[1].VsPrevious.Verdict)
+	assert.Equal(t, stats.UpliftOptions{Alpha: 0.05, Confidence: 0.95, NoiseBand: 1}, c.Options)
+	assert.Equal(t, stats.VerdictGain, c.Rows[1].VsBaseline.Verdict)
+	assert.Equal(t, stats.VerdictGain, c.Rows[1].VsPrevious.Verdict)
 	// threads is unsettled: a clear gain on its runs, never called one.
-	assert.Equal(t, loadgen.VerdictUnsettled, c.Rows[2].VsBaseline.Verdict)
+	assert.Equal(t, stats.VerdictUnsettled, c.Rows[2].VsBaseline.Verdict)
 	assert.Less(t, c.Rows[2].VsBaseline.P, 0.05)
-	assert.Equal(t, loadgen.VerdictUnsettled, c.Rows[2].VsPrevious.Verdict)
+	assert.Equal(t, stats.VerdictUnsettled, c.Rows[2].VsPrevious.Verdict)
 	// nic-queues against the unsettled threads: unsettled too.
-	assert.Equal(t, loadgen.VerdictUnsettled, c.Rows[3].VsPrevious.Verdict)
-	assert.Equal(t, loadgen.VerdictGain, c.Rows[3].VsBaseline.Verdict)
+	assert.Equal(t, stats.VerdictUnsettled, c.Rows[3].VsPrevious.Verdict)
+	assert.Equal(t, stats.VerdictGain, c.Rows[3].VsBaseline.Verdict)
 	goldenText(t, "compare_steps_significance.txt", c.Text()+c.Legend())
 
 	b, err := c.JSON()
@@ -128,11 +60,11 @@ func TestCompareStepsSignificance(t *testing.T) {
 	assert.Equal(t, "gain", vb["verdict"])
 
 	// A settable α: at 0.001, 6 runs a side are too few.
-	strict, err := loadgen.CompareStepsWith(&loadgen.UpliftOptions{Alpha: 0.001}, guideSteps...)
+	strict, err := loadgen.CompareStepsWith(&stats.UpliftOptions{Alpha: 0.001}, guideSteps...)
 	require.NoError(t, err)
-	assert.Equal(t, loadgen.VerdictTooFewRuns, strict.Rows[1].VsBaseline.Verdict)
+	assert.Equal(t, stats.VerdictTooFewRuns, strict.Rows[1].VsBaseline.Verdict)
 	assert.Equal(t, 0.001, strict.Options.Alpha)
-	_, err = loadgen.CompareStepsWith(&loadgen.UpliftOptions{Alpha: 1.5}, guideSteps...)
+	_, err = loadgen.CompareStepsWith(&stats.UpliftOptions{Alpha: 1.5}, guideSteps...)
 	assert.ErrorContains(t, err, "alpha 1.5")
 	bad := append([]loadgen.StepFigures(nil), guideSteps[:2]...)
 	bad[1].CapacityRuns = []float64{1, -1}
@@ -141,7 +73,7 @@ func TestCompareStepsSignificance(t *testing.T) {
 
 	// The bar chart labels carry the same cells.
 	var svg bytes.Buffer
-	require.NoError(t, loadgen.PlotCapacity(&svg, "steps", c))
+	require.NoError(t, report.PlotCapacity(&svg, "steps", c))
 	assert.Contains(t, svg.String(), "+8.0 % [+4.8, +11.2] p=0.002 base")
 }
 
@@ -161,7 +93,7 @@ func TestSignificantAndDrift(t *testing.T) {
 	slower := runsStep("baseline again", nil, false, 11500, 11780, 12250, 12020, 11690, 11880)
 	d, err := c.Drift(slower)
 	require.NoError(t, err)
-	assert.Equal(t, loadgen.VerdictLoss, d.Uplift.Verdict)
+	assert.Equal(t, stats.VerdictLoss, d.Uplift.Verdict)
 	assert.InDelta(t, -5.0, d.Uplift.Percent, 0.05)
 	require.Len(t, d.Untrusted, 1)
 	assert.Equal(t, "threads", d.Untrusted[0].Step)
@@ -173,7 +105,7 @@ func TestSignificantAndDrift(t *testing.T) {
 	same := runsStep("baseline again", nil, false, 12150, 12380, 12850, 12700, 12250, 12550)
 	d, err = c.Drift(same)
 	require.NoError(t, err)
-	assert.Equal(t, loadgen.VerdictNoChange, d.Uplift.Verdict)
+	assert.Equal(t, stats.VerdictNoChange, d.Uplift.Verdict)
 	assert.Empty(t, d.Untrusted)
 	assert.Contains(t, d.Text(), "smaller than every uplift called significant")
 
@@ -182,7 +114,7 @@ func TestSignificantAndDrift(t *testing.T) {
 }
 
 func TestStepComparisonJSONOptions(t *testing.T) {
-	c, err := loadgen.CompareStepsWith(&loadgen.UpliftOptions{Alpha: 0.01}, guideSteps[:2]...)
+	c, err := loadgen.CompareStepsWith(&stats.UpliftOptions{Alpha: 0.01}, guideSteps[:2]...)
 	require.NoError(t, err)
 	b, err := c.JSON()
 	require.NoError(t, err)
@@ -191,12 +123,4 @@ func TestStepComparisonJSONOptions(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(b, &raw))
 	assert.Equal(t, map[string]float64{"alpha": 0.01, "confidence": 0.95, "noise_band_percent": 1}, raw.Options)
-}
-
-// An uplift by the ranges only (steps without their runs) has no
-// interval, p or verdict in JSON, rather than zeros that read as p = 0.
-func TestUpliftJSONWithoutRuns(t *testing.T) {
-	b, err := json.Marshal(loadgen.UpliftOf(loadgen.SpreadOf([]float64{1, 2, 3}), loadgen.SpreadOf([]float64{2, 3, 4})))
-	require.NoError(t, err)
-	assert.JSONEq(t, `{"percent": 50, "noise": true}`, string(b))
 }

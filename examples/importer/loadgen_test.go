@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 )
 
 // A wrk2-style fixed-rate run and an ab-style closed loop against a server
@@ -25,8 +26,8 @@ func TestLoadgen(t *testing.T) {
 	if res.Requests < 400 || res.Errors.Socket()+res.Errors.Status != 0 {
 		t.Fatalf("fixed rate: %d requests, %d errors", res.Requests, res.Errors.Socket()+res.Errors.Status)
 	}
-	loadgen.WriteWrkHeader(os.Stdout, srv.URL, time.Second, res.Threads, 4)
-	if err := loadgen.WriteWrk(os.Stdout, res, loadgen.WrkOptions{Latency: true}); err != nil {
+	report.WriteWrkHeader(os.Stdout, srv.URL, time.Second, res.Threads, 4)
+	if err := report.WriteWrk(os.Stdout, res, report.WrkOptions{Latency: true}); err != nil {
 		t.Fatal(err)
 	}
 

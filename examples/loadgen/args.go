@@ -14,6 +14,7 @@ import (
 
 	"github.com/nettune/nettune/internal/cliflag"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 )
 
 // errLuaScript is returned by parseWrkArgs for -s/--script: wrk's Lua
@@ -26,7 +27,7 @@ var errLuaScript = errors.New("Lua scripts (-s) are not supported: use -m, -H an
 // wrkArgs is a wrk2 command line, parsed.
 type wrkArgs struct {
 	Config loadgen.Config
-	Report loadgen.WrkOptions
+	Report report.WrkOptions
 	JSON   bool // --json: print the result as JSON instead of the text report
 	Help   bool // -h/--help
 	// Version is -v/--version (-version): print the version.
@@ -642,13 +643,13 @@ type mergeArgs struct {
 
 var mergeSpecs = []optSpec{
 	{"o", "output", "FILE", "write the merged interval log to FILE"},
-	{"", "tag", "TAG", fmt.Sprintf("the histograms to total: %s, %s or %s (default %s)", loadgen.TagCorrected, loadgen.TagUncorrected, loadgen.TagLag, loadgen.TagCorrected)},
+	{"", "tag", "TAG", fmt.Sprintf("the histograms to total: %s, %s or %s (default %s)", report.TagCorrected, report.TagUncorrected, report.TagLag, report.TagCorrected)},
 	{"h", "help", "", helpHelp},
 }
 
 // parseMergeArgs parses "loadgen merge [-o merged.hlog] [--tag T] a.hlog b.hlog …".
 func parseMergeArgs(args []string) (mergeArgs, error) {
-	a := mergeArgs{Tag: loadgen.TagCorrected}
+	a := mergeArgs{Tag: report.TagCorrected}
 	opts, operands, err := getopt(args, mergeSpecs)
 	if err != nil {
 		return a, err

@@ -14,6 +14,7 @@ import (
 	"github.com/nettune/nettune/internal/cliflag"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 )
 
 const seedURL = "http://10.0.0.1:8080/examples/servlets/servlet/HelloWorldExample"
@@ -218,7 +219,7 @@ func TestParseMergeArgs(t *testing.T) {
 	a, err := parseMergeArgs([]string{"-o", "m.hlog", "a.hlog", "b.hlog"})
 	require.NoError(t, err)
 	assert.Equal(t, "m.hlog", a.Out)
-	assert.Equal(t, loadgen.TagCorrected, a.Tag)
+	assert.Equal(t, report.TagCorrected, a.Tag)
 	assert.Equal(t, []string{"a.hlog", "b.hlog"}, a.Files)
 	a, err = parseMergeArgs([]string{"--tag", "lag", "a.hlog"})
 	require.NoError(t, err)

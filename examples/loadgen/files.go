@@ -7,15 +7,16 @@ import (
 	"strings"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 )
 
 // readHlogFile reads an interval log from a file; errors name the file.
-func readHlogFile(path string) (*loadgen.IntervalLog, error) {
+func readHlogFile(path string) (*report.IntervalLog, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	l, err := loadgen.ReadHlog(bytes.NewReader(b))
+	l, err := report.ReadHlog(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -23,10 +24,10 @@ func readHlogFile(path string) (*loadgen.IntervalLog, error) {
 }
 
 // mergeHlogFiles reads the logs of several load generators and merges
-// them (see loadgen.MergeHlogs); when out is not empty it writes the merged log
+// them (see report.MergeHlogs); when out is not empty it writes the merged log
 // there.
-func mergeHlogFiles(out, tag string, paths ...string) (*loadgen.MergedLogs, error) {
-	var logs []*loadgen.IntervalLog
+func mergeHlogFiles(out, tag string, paths ...string) (*report.MergedLogs, error) {
+	var logs []*report.IntervalLog
 	for _, p := range paths {
 		l, err := readHlogFile(p)
 		if err != nil {
@@ -37,13 +38,13 @@ func mergeHlogFiles(out, tag string, paths ...string) (*loadgen.MergedLogs, erro
 		}
 		logs = append(logs, l)
 	}
-	m, err := loadgen.MergeHlogs(tag, logs...)
+	m, err := report.MergeHlogs(tag, logs...)
 	if err != nil {
 		return nil, err
 	}
 	if out != "" {
 		var b bytes.Buffer
-		if err := loadgen.WriteHlog(&b, &m.Log); err != nil {
+		if err := report.WriteHlog(&b, &m.Log); err != nil {
 			return nil, err
 		}
 		if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
@@ -56,12 +57,12 @@ func mergeHlogFiles(out, tag string, paths ...string) (*loadgen.MergedLogs, erro
 // writeRunPlot draws a run's corrected and uncorrected latency
 // percentiles into an SVG file.
 func writeRunPlot(path, title string, r *loadgen.Result) error {
-	series := []loadgen.PercentileSeries{{Name: "corrected", Points: loadgen.Spectrum(r.Histograms.Latency, 5)}}
+	series := []report.PercentileSeries{{Name: "corrected", Points: report.Spectrum(r.Histograms.Latency, 5)}}
 	if r.Pacer != "" {
-		series = append(series, loadgen.PercentileSeries{Name: "uncorrected (service)", Points: loadgen.Spectrum(r.Histograms.Service, 5)})
+		series = append(series, report.PercentileSeries{Name: "uncorrected (service)", Points: report.Spectrum(r.Histograms.Service, 5)})
 	}
 	var b bytes.Buffer
-	if err := loadgen.PlotPercentiles(&b, title, series); err != nil {
+	if err := report.PlotPercentiles(&b, title, series); err != nil {
 		return err
 	}
 	return os.WriteFile(path, b.Bytes(), 0o644)
@@ -72,7 +73,7 @@ func writeRunPlot(path, title string, r *loadgen.Result) error {
 // with its change against the first and the previous, at path with
 // "-throughput" before the extension. It returns the files written.
 func writeSweepPlots(path, title string, s *loadgen.SweepResult) ([]string, error) {
-	return writeComparePlots(path, title, s.Comparison(), s.Series())
+	return writeComparePlots(path, title, s.Comparison(), report.SweepSeries(s))
 }
 
 // namedFile is one input of a comparison.
@@ -80,15 +81,15 @@ type namedFile struct{ Name, Path string }
 
 // compareFiles reads the runs' JSON results and compares them against the
 // first; it also returns each run's latency percentile spectrum.
-func compareFiles(runs []namedFile, cpu []float64) (loadgen.Comparison, []loadgen.PercentileSeries, error) {
+func compareFiles(runs []namedFile, cpu []float64) (loadgen.Comparison, []report.PercentileSeries, error) {
 	var figs []loadgen.Figures
-	var series []loadgen.PercentileSeries
+	var series []report.PercentileSeries
 	for i, r := range runs {
 		f, err := os.Open(r.Path)
 		if err != nil {
 			return loadgen.Comparison{}, nil, err
 		}
-		res, err := loadgen.ReadResultJSON(f)
+		res, err := report.ReadResultJSON(f)
 		f.Close()
 		if err != nil {
 			return loadgen.Comparison{}, nil, fmt.Errorf("%s: %w", r.Path, err)
@@ -99,7 +100,7 @@ func compareFiles(runs []namedFile, cpu []float64) (loadgen.Comparison, []loadge
 		}
 		figs = append(figs, fig)
 		if res.Histograms.Latency.TotalCount() > 0 {
-			series = append(series, loadgen.PercentileSeries{Name: r.Name, Points: loadgen.Spectrum(res.Histograms.Latency, 5)})
+			series = append(series, report.PercentileSeries{Name: r.Name, Points: report.Spectrum(res.Histograms.Latency, 5)})
 		}
 	}
 	return loadgen.Compare(figs...), series, nil
@@ -108,12 +109,12 @@ func compareFiles(runs []namedFile, cpu []float64) (loadgen.Comparison, []loadge
 // writeComparePlots draws a comparison into two SVG files: the runs'
 // latency percentiles overlaid at path, and their throughput with uplift
 // labels at path with "-throughput" before the extension.
-func writeComparePlots(path, title string, c loadgen.Comparison, series []loadgen.PercentileSeries) ([]string, error) {
+func writeComparePlots(path, title string, c loadgen.Comparison, series []report.PercentileSeries) ([]string, error) {
 	var p, t bytes.Buffer
-	if err := loadgen.PlotPercentiles(&p, title+": latency by percentile", series); err != nil {
+	if err := report.PlotPercentiles(&p, title+": latency by percentile", series); err != nil {
 		return nil, err
 	}
-	if err := loadgen.PlotThroughput(&t, title+": throughput", c); err != nil {
+	if err := report.PlotThroughput(&t, title+": throughput", c); err != nil {
 		return nil, err
 	}
 	bars := strings.TrimSuffix(path, ".svg") + "-throughput.svg"

@@ -28,6 +28,7 @@ import (
 
 	"github.com/nettune/nettune/internal/cliflag"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 )
 
 // usage is the synopsis -h prints before the options of the mode asked
@@ -90,18 +91,18 @@ func runWrk(ctx context.Context, args []string, stdout io.Writer, stderr *os.Fil
 		fmt.Fprintf(stderr, "no URL: serving Tomcat's HelloWorldExample page at %s\nrunning: loadgen %s %s\n\n", hello.URL, strings.Join(args, " "), hello.URL)
 	}
 	if !w.JSON {
-		loadgen.WriteWrkHeader(stdout, w.label(), w.Config.Duration, w.Config.Threads, w.Config.Connections)
+		report.WriteWrkHeader(stdout, w.label(), w.Config.Duration, w.Config.Threads, w.Config.Connections)
 	}
 	prog := progress(stderr)
 	w.Config.OnInterval = prog
-	var hlog *loadgen.HlogRecorder
+	var hlog *report.HlogRecorder
 	if w.Hlog != "" {
 		f, err := os.Create(w.Hlog)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		hlog = loadgen.NewHlogRecorder(f, "loadgen "+strings.Join(args, " "))
+		hlog = report.NewHlogRecorder(f, "loadgen "+strings.Join(args, " "))
 		w.Config.OnInterval = both(hlog.Record, w.Config.OnInterval)
 	}
 	if w.Config.Shards > 1 {
@@ -125,7 +126,7 @@ func runWrk(ctx context.Context, args []string, stdout io.Writer, stderr *os.Fil
 		}
 	}
 	if w.JSON {
-		return loadgen.WriteJSON(stdout, res)
+		return report.WriteJSON(stdout, res)
 	}
 	if res.Threads != w.Config.Threads {
 		fmt.Fprintf(stderr, "note: %d event loops used for -t%d (at most %d on this machine)\n", res.Threads, w.Config.Threads, res.Threads)
@@ -139,7 +140,7 @@ func runWrk(ctx context.Context, args []string, stdout io.Writer, stderr *os.Fil
 	if t := res.TLS; t.Handshakes > 0 {
 		fmt.Fprintf(stderr, "  %s %s: %d handshakes, %d resumed\n", t.Version, t.CipherSuite, t.Handshakes, t.Resumed)
 	}
-	return loadgen.WriteWrk(stdout, res, w.Report)
+	return report.WriteWrk(stdout, res, w.Report)
 }
 
 func runAB(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
@@ -151,7 +152,7 @@ func runAB(ctx context.Context, args []string, stdout io.Writer, stderr *os.File
 		return answer(err, stdout, a.Help, a.Version, "ab mode", abSpecs)
 	}
 	if !a.JSON {
-		loadgen.WriteABHeader(stdout, a.Config.URL)
+		report.WriteABHeader(stdout, a.Config.URL)
 	}
 	step := abProgress(a.Config.Requests)
 	if !a.Quiet && !a.JSON && step > 0 {
@@ -168,12 +169,12 @@ func runAB(ctx context.Context, args []string, stdout io.Writer, stderr *os.File
 		return err
 	}
 	if a.JSON {
-		return loadgen.WriteJSON(stdout, res)
+		return report.WriteJSON(stdout, res)
 	}
 	if step > 0 && !a.Quiet {
 		fmt.Fprintf(stderr, "Finished %d requests\n", res.Requests)
 	}
-	return loadgen.WriteAB(stdout, res, a.Config.Connections)
+	return report.WriteAB(stdout, res, a.Config.Connections)
 }
 
 func runSweep(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
@@ -199,7 +200,7 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 		a.Sweep.PID = pids[0]
 	}
 	a.Sweep.OnLevel = func(l loadgen.SweepLevel) {
-		fmt.Fprintf(stderr, "%-8s %10.2f req/s  mean %-8s p99 %-8s CPU %.1f%%\n", l.Name, l.Throughput, loadgen.FormatDuration(l.Mean), loadgen.FormatDuration(l.P99), l.CPU)
+		fmt.Fprintf(stderr, "%-8s %10.2f req/s  mean %-8s p99 %-8s CPU %.1f%%\n", l.Name, l.Throughput, report.FormatDuration(l.Mean), report.FormatDuration(l.P99), l.CPU)
 	}
 	res, err := loadgen.Sweep(ctx, a.Sweep)
 	if err != nil {
@@ -283,7 +284,7 @@ func progress(w *os.File) func(loadgen.Snapshot) {
 	return func(s loadgen.Snapshot) {
 		secs := (s.End - s.Start).Seconds()
 		fmt.Fprintf(w, "\r\033[K  %5.1fs  %9.0f req/s  errors %d  p99 %s", s.End.Seconds(), float64(s.Requests)/secs,
-			s.TotalErrors, loadgen.FormatTimeUS(float64(s.Cumulative.ValueAtQuantile(99))))
+			s.TotalErrors, report.FormatTimeUS(float64(s.Cumulative.ValueAtQuantile(99))))
 	}
 }
 

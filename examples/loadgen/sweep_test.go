@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 )
 
 // svgClasses parses an SVG file as XML and counts its elements by class.
@@ -119,9 +120,9 @@ func TestShardHlogMergeCommands(t *testing.T) {
 	assert.Contains(t, s, "1.500s  ", "each shard was active for its whole duration")
 	l, err := readHlogFile(merged)
 	require.NoError(t, err)
-	h, _, _ := l.Total(loadgen.TagCorrected)
+	h, _, _ := l.Total(report.TagCorrected)
 	assert.Equal(t, inWindow, h.TotalCount())
-	lag, _, _ := l.Total(loadgen.TagLag)
+	lag, _, _ := l.Total(report.TagLag)
 	assert.Equal(t, 600-missedAll, lag.TotalCount(), "every request due was sent in the window, or reported never sent")
 
 	err = run(context.Background(), []string{"merge", filepath.Join(dir, "missing.hlog")}, &out, devNull(t))

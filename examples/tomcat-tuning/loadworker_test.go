@@ -18,6 +18,7 @@ import (
 
 	"github.com/nettune/nettune/examples/tomcat-tuning/internal/remoteload"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 )
 
 // assertSameResult checks what the study takes from a Result (its
@@ -60,8 +61,8 @@ func assertSameResult(t *testing.T, want, got *loadgen.Result) {
 }
 
 // TestWorkerResultJSONFaithful: a Result written as the worker writes it
-// (loadgen.WriteJSON) and read as the study reads it back
-// (loadgen.ReadResultJSON) keeps throughput, corrected percentiles,
+// (report.WriteJSON) and read as the study reads it back
+// (report.ReadResultJSON) keeps throughput, corrected percentiles,
 // errors, Missed and Elapsed: for a real open-model run and for one with
 // every error count and Missed set.
 func TestWorkerResultJSONFaithful(t *testing.T) {
@@ -90,8 +91,8 @@ func TestWorkerResultJSONFaithful(t *testing.T) {
 	for name, want := range map[string]*loadgen.Result{"run": res, "synthetic": synthetic} {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer
-			require.NoError(t, loadgen.WriteJSON(&buf, want))
-			got, err := loadgen.ReadResultJSON(&buf)
+			require.NoError(t, report.WriteJSON(&buf, want))
+			got, err := report.ReadResultJSON(&buf)
 			require.NoError(t, err)
 			assertSameResult(t, want, got)
 		})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 )
 
 // clockRounds is how many round trips MeasureClock makes over one ssh
@@ -42,7 +43,7 @@ func (o ClockOffset) String() string {
 	if o.Offset < 0 {
 		sign = "-"
 	}
-	return fmt.Sprintf("%s%s ± %s", sign, loadgen.FormatDuration(o.Offset.Abs()), loadgen.FormatDuration(o.Uncertainty))
+	return fmt.Sprintf("%s%s ± %s", sign, report.FormatDuration(o.Offset.Abs()), report.FormatDuration(o.Uncertainty))
 }
 
 // clockScript runs on the client: one line in, the clock out. A bash
@@ -250,7 +251,7 @@ func (cs *Clients) Run(ctx context.Context, cfg loadgen.Config) (*loadgen.Result
 		cs.late = 2 * lead
 		if cs.Log != nil {
 			fmt.Fprintf(cs.Log, "note: a client's session took longer than the shared start's %s lead to start its worker; running the load again with %s (kept for the next loads)\n",
-				loadgen.FormatDuration(lead), loadgen.FormatDuration(cs.late))
+				report.FormatDuration(lead), report.FormatDuration(cs.late))
 		}
 	}
 }

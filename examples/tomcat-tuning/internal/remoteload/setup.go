@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 	"github.com/nettune/nettune/tuning"
 )
 
@@ -97,7 +97,7 @@ func Connect(ctx context.Context, hosts []*SSHClient, o SetupOptions) (*Clients,
 	if n := len(cs.Hosts); n > 1 {
 		fmt.Fprintf(o.Log, "each load runs on the %d clients together: open-model runs as shards i/%d of one schedule, closed-loop runs (warm-ups) with the connections split; "+
 			"a shared start %s ahead, set on each client's clock by its offset; histograms merged, capacity = their responses over the common window\n",
-			n, n, loadgen.FormatDuration(cs.Lead()))
+			n, n, report.FormatDuration(cs.Lead()))
 	}
 	return cs, done, nil
 }
@@ -136,5 +136,5 @@ func logClient(w io.Writer, c *SSHClient, clock ClockOffset) {
 		fmt.Fprintf(w, "load generator: %s is not this host's architecture: built its worker from this module's source (%s)\n", c.Host, filepath.Base(c.Built))
 	}
 	fmt.Fprintf(w, "load generator: client %s over ssh, worker %s (SHA-256 verified); its clock %s against this host's (smallest of %d ssh round trips), session set-up %s\n",
-		c.Host, c.Exe(), clock, clockRounds, loadgen.FormatDuration(clock.Setup))
+		c.Host, c.Exe(), clock, clockRounds, report.FormatDuration(clock.Setup))
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 )
 
 // WorkerArg, as the only argument, runs the study's binary as a load
@@ -55,7 +56,7 @@ func WorkerMain() int {
 var ErrSessionEnded = errors.New("the study's session ended (standard input closed)")
 
 // RunWorker reads one Config from in (loadgen.ReadConfigJSON), runs it
-// and writes the Result to out (loadgen.WriteJSON): the worker's job.
+// and writes the Result to out (report.WriteJSON): the worker's job.
 // Once the Config is read it keeps reading in: its end (EOF or an error)
 // cancels the load, so a worker never outlives the session that started
 // it; the caller keeps in open until it has the Result.
@@ -78,7 +79,7 @@ func RunWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 		// A load cut short measures nothing the study can use.
 		return fmt.Errorf("load of %s stopped after %s: %w", cfg.URL, res.Elapsed.Round(time.Millisecond), context.Cause(ctx))
 	}
-	return loadgen.WriteJSON(out, res)
+	return report.WriteJSON(out, res)
 }
 
 // NetNSLoad runs loads in a worker process (the study's own binary in
@@ -175,7 +176,7 @@ func runWorkerCommand(ctx context.Context, argv []string, cfg loadgen.Config, wh
 		return nil, fmt.Errorf("load of %s in %s (%s): %w: %s", cfg.URL, where, strings.Join(argv, " "), err,
 			cmp.Or(strings.TrimSpace(stderr.String()), "no message"))
 	}
-	res, err := loadgen.ReadResultJSON(&stdout)
+	res, err := report.ReadResultJSON(&stdout)
 	if err != nil {
 		return nil, fmt.Errorf("load of %s in %s: the worker's result: %w", cfg.URL, where, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nettune/nettune/internal/procstat"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 	"github.com/nettune/nettune/nic"
 	"github.com/nettune/nettune/numa"
 	"github.com/nettune/nettune/tomcatconf"
@@ -318,7 +319,7 @@ func (s StepCost) Text() string {
 	}
 	if s.JVM != nil {
 		n, pause := s.JVM.GC()
-		fmt.Fprintf(&b, "; %d GC, %s paused", n, loadgen.FormatDuration(pause))
+		fmt.Fprintf(&b, "; %d GC, %s paused", n, report.FormatDuration(pause))
 	}
 	fmt.Fprintf(&b, "; %.2f context switches per request", float64(s.Voluntary+s.Involuntary)/float64(s.Requests))
 	if s.Generator.Wall > 0 {

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 	"github.com/nettune/nettune/numa"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tomcatconf/hsperf"
@@ -208,6 +209,6 @@ func TestCostBars(t *testing.T) {
 	assert.Empty(t, res.CostBars().Bars)
 
 	var svg bytes.Buffer
-	require.NoError(t, loadgen.PlotSteps(&svg, "t", realisticResults(t).Comparison(), bars))
+	require.NoError(t, report.PlotSteps(&svg, "t", realisticResults(t).Comparison(), bars))
 	assert.Contains(t, svg.String(), `data-part="JVM system"`)
 }

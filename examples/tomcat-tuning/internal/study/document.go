@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 	"github.com/nettune/nettune/tuning"
 )
 
@@ -226,7 +227,7 @@ type LatencyJSON struct {
 }
 
 // UpliftJSON is the change of a capacity from one configuration to
-// another (loadgen.Uplift).
+// another (stats.Uplift).
 type UpliftJSON struct {
 	// Percent is the change of the median.
 	Percent float64 `json:"percent"`
@@ -453,9 +454,9 @@ func figuresJSONOf(f loadgen.StepFigures) (*CapacityJSON, *LatencyJSON) {
 
 // capacityJSONOf is a capacity from its spread and runs (the spread of
 // the runs when it is empty).
-func capacityJSONOf(s loadgen.Spread, runs []float64) CapacityJSON {
+func capacityJSONOf(s stats.Spread, runs []float64) CapacityJSON {
 	if s.N == 0 && len(runs) > 0 {
-		s = loadgen.SpreadOf(runs)
+		s = stats.SpreadOf(runs)
 	}
 	return CapacityJSON{Median: s.Median, Min: s.Min, Max: s.Max, Runs: s.N, RunsRPS: append([]float64{}, runs...)}
 }
@@ -469,7 +470,7 @@ func latencyJSONOf(l loadgen.Figures) *LatencyJSON {
 		P99: ms(l.P99), P999: ms(l.P999), Max: ms(l.Max), CPU: l.CPU}
 }
 
-func upliftJSONOf(u loadgen.Uplift) UpliftJSON {
+func upliftJSONOf(u stats.Uplift) UpliftJSON {
 	j := UpliftJSON{Percent: u.Percent, Verdict: string(u.Verdict), Noise: u.Noise}
 	if u.Verdict != "" {
 		j.P, j.CI = u.P, []float64{u.Low, u.High}
@@ -512,9 +513,9 @@ func loadJSONOf(s *LoadSizing) *LoadJSON {
 	}
 	j := &LoadJSON{Connections: s.Connections, Saturated: s.Saturated, Why: s.Why, Start: s.Start, Bound: s.Bound, Tried: []SizeTryJSON{}}
 	for _, t := range s.Tried {
-		sp := loadgen.SpreadOf(t.Runs)
+		sp := stats.SpreadOf(t.Runs)
 		if sp.N == 0 {
-			sp = loadgen.Spread{Median: t.Capacity, Min: t.Capacity, Max: t.Capacity}
+			sp = stats.Spread{Median: t.Capacity, Min: t.Capacity, Max: t.Capacity}
 		}
 		tj := SizeTryJSON{Connections: t.Connections, Capacity: capacityJSONOf(sp, t.Runs), KeptUp: t.KeptUp, LoadBound: t.LoadBound}
 		if t.Growth != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/nettune/nettune/examples/tomcat-tuning/internal/remoteload"
 	"github.com/nettune/nettune/internal/cpuset"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 	"github.com/nettune/nettune/nic"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
@@ -104,7 +105,7 @@ func (r *run) measure(ctx context.Context, name, target string, pid int) (loadge
 // them, and where the server's time went.
 func (r *run) logMeasured(name string, m loadgen.StepFigures) {
 	f, c := m.Latency, m.Capacity
-	fd := loadgen.FormatDuration
+	fd := report.FormatDuration
 	fmt.Fprintf(r.log, "%s: %.0f requests/s capacity (median of %d, %.0f-%.0f), %d errors; at %.0f req/s: latency p50 %s p99 %s max %s, %d errors",
 		name, c.Median, c.N, c.Min, c.Max, m.CapacityErrors, f.Load, fd(f.P50), fd(f.P99), fd(f.Max), f.Errors)
 	if f.CPU > 0 {

@@ -19,6 +19,7 @@ import (
 	"github.com/nettune/nettune/internal/cliflag"
 	"github.com/nettune/nettune/internal/statedir"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,8 +33,8 @@ const (
 	DefaultRate         = 0
 	DefaultLatencyShare = loadgen.DefaultLatencyShare
 	DefaultCapacityRate = loadgen.DefaultCapacityRate
-	DefaultRepeat       = loadgen.DefaultRepeat // enough runs for the U test to answer
-	DefaultAlpha        = loadgen.DefaultAlpha
+	DefaultRepeat       = stats.DefaultRepeat // enough runs for the U test to answer
+	DefaultAlpha        = stats.DefaultAlpha
 	// DefaultConnections 0 sizes the load to the server (SizeLoad):
 	// from Tomcat's CPU count, doubled on the baseline until the
 	// capacity stops growing.

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 	"github.com/nettune/nettune/nic"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
@@ -40,7 +40,7 @@ func KeepSteps(res Results, names []string) []string {
 		}
 	}
 	for _, r := range res.Comparison().Rows {
-		if r.VsPrevious.Verdict == loadgen.VerdictGain {
+		if r.VsPrevious.Verdict == stats.VerdictGain {
 			keep = append(keep, r.Name)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 	"github.com/nettune/nettune/numa"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tomcatconf/hsperf"
@@ -27,7 +28,7 @@ func runsAt(median float64) []float64 {
 // figuresAt are a step's figures as the study measures them: six runs
 // around capacity, latency at the common rate 150000 req/s.
 func figuresAt(name string, capacity float64, p99 time.Duration) loadgen.StepFigures {
-	f := loadgen.StepFigures{Name: name, CapacityRuns: runsAt(capacity), Capacity: loadgen.SpreadOf(runsAt(capacity)),
+	f := loadgen.StepFigures{Name: name, CapacityRuns: runsAt(capacity), Capacity: stats.SpreadOf(runsAt(capacity)),
 		Latency: loadgen.Figures{Name: name, Load: 150000, Requests: 750000, Mean: p99 / 4, P50: p99 / 5, P90: p99 / 2,
 			P99: p99, P999: 2 * p99, Max: 3 * p99, CPU: 97.5}}
 	if g, ok := GuideUplift[name]; ok {
@@ -77,7 +78,7 @@ func realisticResults(t *testing.T) Results {
 		{Value: 16, Why: "2 × CPUs", Figures: &cands[1]},
 		{Value: 200, Why: "the pool before the step", Previous: true, Figures: &cands[2]},
 	}}
-	growth := loadgen.Uplift{Percent: 48.2, Low: 40.1, High: 55.0, Confidence: 0.971, P: 0.029, Alpha: 0.05, NoiseBand: 1, N1: 4, N2: 4, Verdict: loadgen.VerdictGain}
+	growth := stats.Uplift{Percent: 48.2, Low: 40.1, High: 55.0, Confidence: 0.971, P: 0.029, Alpha: 0.05, NoiseBand: 1, N1: 4, N2: 4, Verdict: stats.VerdictGain}
 	return Results{
 		Measured: []loadgen.StepFigures{base, al, th, nq},
 		Steps: []tuning.StepResult{

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 	"github.com/nettune/nettune/tuning"
 )
 
@@ -78,12 +78,12 @@ func (r Results) WhyText() string {
 // user and system time, other processes', interrupts', stolen). A step
 // without a cost reading has an empty bar; no bars at all when none has
 // one.
-func (r Results) CostBars() loadgen.StackedBars {
-	bars := loadgen.StackedBars{Axis: "CPU µs per request, on Tomcat's CPUs",
+func (r Results) CostBars() report.StackedBars {
+	bars := report.StackedBars{Axis: "CPU µs per request, on Tomcat's CPUs",
 		Parts: []string{"JVM user", "JVM system", "other processes", "interrupts", "stolen"}}
 	read := false
 	for _, m := range r.Measured {
-		b := loadgen.StackedBar{Name: m.Name}
+		b := report.StackedBar{Name: m.Name}
 		if c, ok := r.Costs[m.Name]; ok && c.Requests > 0 && c.CPU.Total() > 0 {
 			b.Values = []float64{c.perRequest(c.User), c.perRequest(c.System), c.perRequest(c.others()),
 				c.perRequest(c.CPU.IRQ + c.CPU.SoftIRQ), c.perRequest(c.CPU.Steal)}
@@ -107,7 +107,7 @@ func WriteOutputs(o Options, res Results) error {
 	}
 	if o.PlotFile != "" {
 		var buf bytes.Buffer
-		if err := loadgen.PlotSteps(&buf, "Tomcat tuning steps: capacity and CPU per request", res.Comparison(), res.CostBars()); err != nil {
+		if err := report.PlotSteps(&buf, "Tomcat tuning steps: capacity and CPU per request", res.Comparison(), res.CostBars()); err != nil {
 			return err
 		}
 		if err := os.WriteFile(o.PlotFile, buf.Bytes(), 0o644); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nettune/nettune/internal/cpuset"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 	"github.com/nettune/nettune/nic"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
@@ -40,9 +41,9 @@ func TestDocument(t *testing.T) {
 	}
 	res := Results{
 		Measured: []loadgen.StepFigures{
-			{Name: "baseline", Capacity: loadgen.SpreadOf([]float64{11000, 12000, 11500}), Latency: lat(10 * time.Millisecond)},
-			{Name: "access-log", Capacity: loadgen.SpreadOf([]float64{14000, 14500, 15000}), CapacityErrors: 2, Latency: lat(5 * time.Millisecond)},
-			{Name: "threads", Capacity: loadgen.SpreadOf([]float64{14200, 14900, 15100}), Latency: lat(4 * time.Millisecond)},
+			{Name: "baseline", Capacity: stats.SpreadOf([]float64{11000, 12000, 11500}), Latency: lat(10 * time.Millisecond)},
+			{Name: "access-log", Capacity: stats.SpreadOf([]float64{14000, 14500, 15000}), CapacityErrors: 2, Latency: lat(5 * time.Millisecond)},
+			{Name: "threads", Capacity: stats.SpreadOf([]float64{14200, 14900, 15100}), Latency: lat(4 * time.Millisecond)},
 		},
 		Steps: []tuning.StepResult{
 			{Name: "iommu", Status: tuning.StatusSkipped, Reason: "reboot required"},
@@ -221,8 +222,8 @@ func TestDocumentVerdicts(t *testing.T) {
 	runs := func(base float64) []float64 {
 		return []float64{base, base + 1, base + 2, base + 3, base + 4, base + 5}
 	}
-	base := loadgen.StepFigures{Name: "baseline", CapacityRuns: runs(1000), Capacity: loadgen.SpreadOf(runs(1000))}
-	al := loadgen.StepFigures{Name: "access-log", CapacityRuns: runs(1110), Capacity: loadgen.SpreadOf(runs(1110)),
+	base := loadgen.StepFigures{Name: "baseline", CapacityRuns: runs(1000), Capacity: stats.SpreadOf(runs(1000))}
+	al := loadgen.StepFigures{Name: "access-log", CapacityRuns: runs(1110), Capacity: stats.SpreadOf(runs(1110)),
 		Reference: &loadgen.Reference{Source: "Arm guide", VsPrevious: GuideUplift[StepAccessLog]}}
 	same := loadgen.StepFigures{Name: "threads", CapacityRuns: []float64{1111, 1109, 1113, 1112, 1108, 1115}}
 	again := loadgen.StepFigures{Name: "baseline again", CapacityRuns: runs(1001)}

@@ -22,6 +22,7 @@ import (
 	"github.com/nettune/nettune/internal/rlimit"
 	"github.com/nettune/nettune/internal/statedir"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 	"github.com/nettune/nettune/numa"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
@@ -80,7 +81,7 @@ func (r Results) Used(o Options) Options {
 // Comparison is the step table of the measured figures, every uplift
 // judged by a Mann-Whitney U test at Alpha and a Hodges-Lehmann interval.
 func (r Results) Comparison() loadgen.StepComparison {
-	c, err := loadgen.CompareStepsWith(&loadgen.UpliftOptions{Alpha: r.Alpha}, r.Measured...)
+	c, err := loadgen.CompareStepsWith(&stats.UpliftOptions{Alpha: r.Alpha}, r.Measured...)
 	if err != nil {
 		return loadgen.CompareSteps(r.Measured...)
 	}

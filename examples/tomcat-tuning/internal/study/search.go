@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 	"github.com/nettune/nettune/tomcatconf"
 )
 
@@ -170,7 +171,7 @@ func (s *Search) Text() string {
 		if c.Figures != nil {
 			sp := c.Figures.Capacity
 			if sp.N == 0 {
-				sp = loadgen.SpreadOf(c.Figures.CapacityRuns)
+				sp = stats.SpreadOf(c.Figures.CapacityRuns)
 			}
 			capacity = fmt.Sprintf("%.0f req/s", sp.Median)
 			if c.Figures.Unsettled {
@@ -233,7 +234,7 @@ func (r *run) search(ctx context.Context, s *Search) error {
 	for i, c := range s.Candidates {
 		figs[i] = *c.Figures
 	}
-	ch, err := loadgen.PickBest(figs, &loadgen.UpliftOptions{Alpha: r.o.Alpha})
+	ch, err := loadgen.PickBest(figs, &stats.UpliftOptions{Alpha: r.o.Alpha})
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.Step, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 )
 
 // The load sizing (Options.Connections 0): the count starts from Tomcat's
@@ -49,8 +50,8 @@ type SizeTry struct {
 	Capacity float64
 	Runs     []float64
 	// Growth is the change against the count before, judged as the
-	// steps' uplifts are (loadgen.UpliftOfRuns); nil for the first.
-	Growth *loadgen.Uplift
+	// steps' uplifts are (stats.UpliftOfRuns); nil for the first.
+	Growth *stats.Uplift
 	// KeptUp: a run kept up with -capacity-rate, so the offered rate,
 	// not the connections, bounded it.
 	KeptUp bool
@@ -77,8 +78,8 @@ type LoadSizing struct {
 // grows reports whether u, the change from one count to its double, is a
 // growth beyond the noise band: a gain of the U test, or, with too few
 // runs for the test to answer, a median that rose by more than the band.
-func grows(u loadgen.Uplift) bool {
-	return u.Verdict == loadgen.VerdictGain || (u.Verdict == loadgen.VerdictTooFewRuns && u.Percent > u.NoiseBand)
+func grows(u stats.Uplift) bool {
+	return u.Verdict == stats.VerdictGain || (u.Verdict == stats.VerdictTooFewRuns && u.Percent > u.NoiseBand)
 }
 
 // SizeDecision decides, from the counts tried so far (in order, each the
@@ -98,7 +99,7 @@ func grows(u loadgen.Uplift) bool {
 //   - at the bound, still growing: unsaturated.
 //
 // It returns an error for no count tried, or runs the test refuses.
-func SizeDecision(tried []SizeTry, bound int, uo *loadgen.UpliftOptions) (int, LoadSizing, error) {
+func SizeDecision(tried []SizeTry, bound int, uo *stats.UpliftOptions) (int, LoadSizing, error) {
 	n := len(tried)
 	if n == 0 {
 		return 0, LoadSizing{}, errors.New("load sizing: no connection count tried")
@@ -106,7 +107,7 @@ func SizeDecision(tried []SizeTry, bound int, uo *loadgen.UpliftOptions) (int, L
 	s := LoadSizing{Start: tried[0].Connections, Bound: bound, Tried: append([]SizeTry(nil), tried...)}
 	last := &s.Tried[n-1]
 	if n > 1 && last.Growth == nil {
-		u, err := loadgen.UpliftOfRuns(s.Tried[n-2].Runs, last.Runs, uo)
+		u, err := stats.UpliftOfRuns(s.Tried[n-2].Runs, last.Runs, uo)
 		if err != nil {
 			return 0, s, fmt.Errorf("load sizing: %d against %d connections: %w", last.Connections, s.Tried[n-2].Connections, err)
 		}
@@ -122,7 +123,7 @@ func SizeDecision(tried []SizeTry, bound int, uo *loadgen.UpliftOptions) (int, L
 		return stop(keep, false, "the load generator limited the runs at %d connections (%s): more would load the generator, not Tomcat", last.Connections, last.LoadBound)
 	case last.KeptUp:
 		return stop(last.Connections, false, "a run at %d connections kept up with the offered rate: raise -capacity-rate", last.Connections)
-	case n > 1 && last.Growth.Verdict == loadgen.VerdictLoss:
+	case n > 1 && last.Growth.Verdict == stats.VerdictLoss:
 		prev := tried[n-2].Connections
 		return stop(prev, true, "doubling %d to %d connections lowered the capacity (%s): %d saturate the server", prev, last.Connections, last.Growth, prev)
 	case n > 1 && !grows(*last.Growth):
@@ -138,9 +139,9 @@ func SizeDecision(tried []SizeTry, bound int, uo *loadgen.UpliftOptions) (int, L
 
 // sizingRuns is the capacity runs measured at each count: -repeat, but no
 // more than the fewest with which the U test can call a growth
-// significant at alpha (loadgen.MinRuns).
+// significant at alpha (stats.MinRuns).
 func sizingRuns(repeat int, alpha float64) int {
-	return max(1, min(repeat, loadgen.MinRuns(alpha)))
+	return max(1, min(repeat, stats.MinRuns(alpha)))
 }
 
 // sizeLoad sizes the load to the server before the baseline is measured
@@ -172,7 +173,7 @@ func (r *run) sizeLoad(ctx context.Context, target string, pid int) error {
 		}
 		report("load sizing", wu)
 	}
-	uo := &loadgen.UpliftOptions{Alpha: r.o.Alpha}
+	uo := &stats.UpliftOptions{Alpha: r.o.Alpha}
 	var tried []SizeTry
 	for n := start; ; {
 		r.o.Connections = n

@@ -16,7 +16,7 @@ import (
 
 	"github.com/nettune/nettune/internal/cpuset"
 	"github.com/nettune/nettune/internal/testutil"
-	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 )
 
 // TestStartConnections: the guide's ratio, 1280 connections for 192
@@ -109,7 +109,7 @@ func TestSizeDecision(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, next)
 	assert.True(t, s.Saturated, "+0.5 %: inside the band")
-	assert.Equal(t, loadgen.VerdictTooFewRuns, s.Tried[1].Growth.Verdict)
+	assert.Equal(t, stats.VerdictTooFewRuns, s.Tried[1].Growth.Verdict)
 
 	_, _, err = SizeDecision(nil, 224, nil)
 	assert.Error(t, err)
@@ -220,7 +220,7 @@ func TestSizeLoadPaced(t *testing.T) {
 		}
 		assert.Equal(t, want, try.Connections, "count %d", i)
 		assert.Len(t, try.Runs, runs, "%d connections", try.Connections)
-		assert.Equal(t, loadgen.SpreadOf(try.Runs).Median, try.Capacity)
+		assert.Equal(t, stats.SpreadOf(try.Runs).Median, try.Capacity)
 		assert.Empty(t, try.LoadBound, "%d connections: a light load", try.Connections)
 		assert.False(t, try.KeptUp, "%d connections: 500000 req/s offered", try.Connections)
 		if i == 0 {

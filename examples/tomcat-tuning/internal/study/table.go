@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
+	"github.com/nettune/nettune/loadgen/stats"
 )
 
 // TableWidth is the widest line the step table and the lines under it
@@ -76,13 +78,13 @@ func compactTable(c loadgen.StepComparison) string {
 		if guide != "" {
 			ref := ""
 			if r.Reference != nil {
-				ref = loadgen.Percent(r.Reference.VsPrevious)
+				ref = report.Percent(r.Reference.VsPrevious)
 			}
 			row = append(row, ref)
 		}
 		p99 := "-"
 		if r.Latency.P99 > 0 {
-			p99 = loadgen.FormatDuration(r.Latency.P99)
+			p99 = report.FormatDuration(r.Latency.P99)
 		}
 		rows = append(rows, append(row, p99, fmt.Sprint(r.CapacityErrors+r.Latency.Errors)))
 	}
@@ -114,19 +116,19 @@ func stepCells(c loadgen.StepComparison) []string {
 // upliftCell is an uplift in a compact cell: its percent and verdict,
 // "+10.4 % gain", "+0.4 % n.s.", "+26.1 % few runs"; without a verdict
 // (runs not kept) " noise" marks a change inside the spread.
-func upliftCell(u loadgen.Uplift) string {
-	word := map[loadgen.Verdict]string{loadgen.VerdictGain: "gain", loadgen.VerdictLoss: "loss",
-		loadgen.VerdictNoChange: "n.s.", loadgen.VerdictTooFewRuns: "few runs", loadgen.VerdictUnsettled: "unsettled"}[u.Verdict]
+func upliftCell(u stats.Uplift) string {
+	word := map[stats.Verdict]string{stats.VerdictGain: "gain", stats.VerdictLoss: "loss",
+		stats.VerdictNoChange: "n.s.", stats.VerdictTooFewRuns: "few runs", stats.VerdictUnsettled: "unsettled"}[u.Verdict]
 	if u.Verdict == "" && u.Noise {
 		word = "noise"
 	}
-	return strings.TrimSpace(loadgen.Percent(u.Percent) + " " + firstNonEmpty(word, string(u.Verdict)))
+	return strings.TrimSpace(report.Percent(u.Percent) + " " + firstNonEmpty(word, string(u.Verdict)))
 }
 
 // rangeCell is a capacity's min-max: whole requests/s, or thousands with
 // one decimal from 100000 on ("370.1-388.5k"), so a 6-digit capacity
 // still fits.
-func rangeCell(s loadgen.Spread) string {
+func rangeCell(s stats.Spread) string {
 	if s.Max >= 100000 {
 		return fmt.Sprintf("%.1f-%.1fk", s.Min/1000, s.Max/1000)
 	}

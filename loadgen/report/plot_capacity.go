@@ -1,17 +1,19 @@
-package loadgen
+package report
 
 import (
 	"fmt"
 	"html"
 	"io"
 	"math"
+
+	"github.com/nettune/nettune/loadgen"
 )
 
 // PlotCapacity writes an SVG bar chart of a step comparison: a bar per
 // step at its capacity's median, a whisker over the runs' min–max, and a
 // label with the median and its change against the baseline and the
 // previous step as StepComparison.Text writes it (Uplift.String).
-func PlotCapacity(w io.Writer, title string, c StepComparison) error {
+func PlotCapacity(w io.Writer, title string, c loadgen.StepComparison) error {
 	s := newSVG(panelWidth, panelHeight, title)
 	s.capacityPanel(0, c)
 	return s.close(w)
@@ -39,7 +41,7 @@ type StackedBar struct {
 // PlotSteps writes PlotCapacity's chart and, to its right, bars's stacked
 // bar per step (where each step's time went), in one SVG file; with no
 // bars it is PlotCapacity's.
-func PlotSteps(w io.Writer, title string, c StepComparison, bars StackedBars) error {
+func PlotSteps(w io.Writer, title string, c loadgen.StepComparison, bars StackedBars) error {
 	if len(bars.Bars) == 0 {
 		return PlotCapacity(w, title, c)
 	}
@@ -82,7 +84,7 @@ func (s *svg) axes(x0, ymax float64, legend string) (y func(float64) float64) {
 }
 
 // capacityPanel draws PlotCapacity's bars in the panel at x0.
-func (s *svg) capacityPanel(x0 float64, c StepComparison) {
+func (s *svg) capacityPanel(x0 float64, c loadgen.StepComparison) {
 	var maxV float64
 	for _, r := range c.Rows {
 		maxV = math.Max(maxV, math.Max(r.Capacity.Median, r.Capacity.Max))

@@ -1,4 +1,4 @@
-package loadgen_test
+package stats_test
 
 import (
 	"math"
@@ -6,25 +6,25 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 )
 
 func TestSpreadOf(t *testing.T) {
 	tests := []struct {
 		name   string
 		values []float64
-		want   loadgen.Spread
+		want   stats.Spread
 	}{
-		{"none", nil, loadgen.Spread{}},
-		{"one", []float64{7}, loadgen.Spread{N: 1, Median: 7, Min: 7, Max: 7}},
-		{"odd, unsorted", []float64{272, 244, 358}, loadgen.Spread{N: 3, Median: 272, Min: 244, Max: 358}},
-		{"even: mean of the middle two", []float64{4, 1, 3, 2}, loadgen.Spread{N: 4, Median: 2.5, Min: 1, Max: 4}},
-		{"NaN left out", []float64{math.NaN(), 5, 1}, loadgen.Spread{N: 2, Median: 3, Min: 1, Max: 5}},
+		{"none", nil, stats.Spread{}},
+		{"one", []float64{7}, stats.Spread{N: 1, Median: 7, Min: 7, Max: 7}},
+		{"odd, unsorted", []float64{272, 244, 358}, stats.Spread{N: 3, Median: 272, Min: 244, Max: 358}},
+		{"even: mean of the middle two", []float64{4, 1, 3, 2}, stats.Spread{N: 4, Median: 2.5, Min: 1, Max: 4}},
+		{"NaN left out", []float64{math.NaN(), 5, 1}, stats.Spread{N: 2, Median: 3, Min: 1, Max: 5}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := append([]float64(nil), tt.values...)
-			assert.Equal(t, tt.want, loadgen.SpreadOf(tt.values))
+			assert.Equal(t, tt.want, stats.SpreadOf(tt.values))
 			if len(in) > 0 && !math.IsNaN(in[0]) {
 				assert.Equal(t, in, tt.values, "values not modified")
 			}
@@ -33,10 +33,10 @@ func TestSpreadOf(t *testing.T) {
 }
 
 func TestUpliftOf(t *testing.T) {
-	s := func(v ...float64) loadgen.Spread { return loadgen.SpreadOf(v) }
+	s := func(v ...float64) stats.Spread { return stats.SpreadOf(v) }
 	tests := []struct {
 		name     string
-		from, to loadgen.Spread
+		from, to stats.Spread
 		percent  float64
 		noise    bool
 	}{
@@ -48,11 +48,11 @@ func TestUpliftOf(t *testing.T) {
 		{"apart but gap inside the wider range", s(1000, 1090, 1100), s(1101, 1102, 1103), 1.1, true},
 		{"real fall", s(3000, 3010, 3020), s(2000, 2010, 2020), -33.22, false},
 		{"fall inside the spread", s(900, 1000, 1100), s(950, 980, 990), -2, true},
-		{"from nothing", loadgen.Spread{}, s(5), 0, false},
+		{"from nothing", stats.Spread{}, s(5), 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u := loadgen.UpliftOf(tt.from, tt.to)
+			u := stats.UpliftOf(tt.from, tt.to)
 			assert.InDelta(t, tt.percent, u.Percent, 0.01)
 			assert.Equal(t, tt.noise, u.Noise)
 		})

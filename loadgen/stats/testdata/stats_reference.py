@@ -4,7 +4,7 @@ stats.go: by brute force over every assignment of the pooled values to the
 two samples (exact permutation distribution), and the normal approximation
 written out from its formula. Standard library only:
 
-    python3 loadgen/testdata/stats_reference.py
+    python3 loadgen/stats/testdata/stats_reference.py
 """
 import itertools
 import math

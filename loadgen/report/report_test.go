@@ -1,7 +1,8 @@
-package loadgen_test
+package report_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -26,26 +28,26 @@ func TestFormatUnits(t *testing.T) {
 		in   float64
 		want string
 	}{
-		{"us below 0.85 ms", loadgen.FormatTimeUS, 849.99, "849.99us"},
-		{"ms from 0.85 ms", loadgen.FormatTimeUS, 850, "0.85ms"},
-		{"ms never becomes s below 1 s", loadgen.FormatTimeUS, 999999, "1000.00ms"},
-		{"s from 1 s", loadgen.FormatTimeUS, 1e6, "1.00s"},
-		{"seed 000 latency", loadgen.FormatTimeUS, 16.76e6, "16.76s"},
-		{"s below 0.85 m", loadgen.FormatTimeUS, 50.99e6, "50.99s"},
-		{"m from 51 s", loadgen.FormatTimeUS, 51e6, "0.85m"},
-		{"m never becomes h", loadgen.FormatTimeUS, 7200e6, "120.00m"},
-		{"seed 000 runtime", loadgen.FormatTimeUS, 60e6, "1.00m"},
-		{"zero", loadgen.FormatTimeUS, 0, "0.00us"},
-		{"metric below 850", loadgen.FormatMetricForTest, 849, "849.00"},
-		{"metric k", loadgen.FormatMetricForTest, 850, "0.85k"},
-		{"seed 000 req/sec", loadgen.FormatMetricForTest, 1970, "1.97k"},
-		{"binary below 870.4", loadgen.FormatBinaryForTest, 870, "870.00"},
-		{"binary K", loadgen.FormatBinaryForTest, 871, "0.85K"},
-		{"seed 000 bytes", loadgen.FormatBinaryForTest, 7.62 * (1 << 30), "7.62G"},
-		{"seed 000 transfer", loadgen.FormatBinaryForTest, 129.90 * (1 << 20), "129.90M"},
-		{"test header 60 s", loadgen.FormatTimeSForTest, 60, "1m"},
-		{"test header 10 s", loadgen.FormatTimeSForTest, 10, "10s"},
-		{"test header 30 s", loadgen.FormatTimeSForTest, 30, "30s"},
+		{"us below 0.85 ms", report.FormatTimeUS, 849.99, "849.99us"},
+		{"ms from 0.85 ms", report.FormatTimeUS, 850, "0.85ms"},
+		{"ms never becomes s below 1 s", report.FormatTimeUS, 999999, "1000.00ms"},
+		{"s from 1 s", report.FormatTimeUS, 1e6, "1.00s"},
+		{"seed 000 latency", report.FormatTimeUS, 16.76e6, "16.76s"},
+		{"s below 0.85 m", report.FormatTimeUS, 50.99e6, "50.99s"},
+		{"m from 51 s", report.FormatTimeUS, 51e6, "0.85m"},
+		{"m never becomes h", report.FormatTimeUS, 7200e6, "120.00m"},
+		{"seed 000 runtime", report.FormatTimeUS, 60e6, "1.00m"},
+		{"zero", report.FormatTimeUS, 0, "0.00us"},
+		{"metric below 850", report.FormatMetricForTest, 849, "849.00"},
+		{"metric k", report.FormatMetricForTest, 850, "0.85k"},
+		{"seed 000 req/sec", report.FormatMetricForTest, 1970, "1.97k"},
+		{"binary below 870.4", report.FormatBinaryForTest, 870, "870.00"},
+		{"binary K", report.FormatBinaryForTest, 871, "0.85K"},
+		{"seed 000 bytes", report.FormatBinaryForTest, 7.62 * (1 << 30), "7.62G"},
+		{"seed 000 transfer", report.FormatBinaryForTest, 129.90 * (1 << 20), "129.90M"},
+		{"test header 60 s", report.FormatTimeSForTest, 60, "1m"},
+		{"test header 10 s", report.FormatTimeSForTest, 10, "10s"},
+		{"test header 30 s", report.FormatTimeSForTest, 30, "30s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,7 +79,8 @@ func goldenResult() *loadgen.Result {
 	// Two targets, the first with the 4xx and 5xx responses.
 	var targets []loadgen.TargetResult
 	for k, path := range []string{"/examples/servlets/servlet/HelloWorldExample", "/examples/jsp/"} {
-		lat := hdrhistogram.New(loadgen.HistLowest, loadgen.HistHighest, loadgen.TargetHistSigFigs)
+		h0 := loadgen.NewHistogram()
+		lat := hdrhistogram.New(h0.LowestTrackableValue(), h0.HighestTrackableValue(), loadgen.TargetHistSigFigs)
 		for i := int64(0); i < 10000; i++ {
 			record(lat, 50+(i*i)%2000000/(1+i%7)+int64(k)*100)
 		}
@@ -123,8 +126,8 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestWrkReportGolden(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, loadgen.WriteWrkHeader(&buf, goldenResult().URL, 10*time.Second, 2, 64))
-	require.NoError(t, loadgen.WriteWrk(&buf, goldenResult(), loadgen.WrkOptions{Latency: true, Uncorrected: true}))
+	require.NoError(t, report.WriteWrkHeader(&buf, goldenResult().URL, 10*time.Second, 2, 64))
+	require.NoError(t, report.WriteWrk(&buf, goldenResult(), report.WrkOptions{Latency: true, Uncorrected: true}))
 	golden(t, "TestWrkReportGolden", buf.Bytes())
 	out := buf.String()
 	// The layout of wrk2's lines, checked against the seeds independently
@@ -153,7 +156,7 @@ func TestWrkReportNoErrors(t *testing.T) {
 	r.Errors = loadgen.Errors{}
 	r.Statuses, r.Targets = loadgen.StatusClasses{Success: r.Requests}, nil
 	var buf bytes.Buffer
-	require.NoError(t, loadgen.WriteWrk(&buf, r, loadgen.WrkOptions{}))
+	require.NoError(t, report.WriteWrk(&buf, r, report.WrkOptions{}))
 	golden(t, "TestWrkReportNoErrors", buf.Bytes())
 	assert.NotContains(t, buf.String(), "Socket errors")
 	assert.NotContains(t, buf.String(), "Latency Distribution")
@@ -168,19 +171,19 @@ func TestWrkRowsMatchSeeds(t *testing.T) {
 		return string(b)
 	}
 	s000 := seed("000_1964f346f2f21741.txt")
-	assert.Contains(t, s000, loadgen.StatsRow("Latency", 16.76e6, 6.59e6, 27.56e6, 56.98, loadgen.FormatTimeUS))
-	assert.Contains(t, s000, loadgen.StatsRow("Req/Sec", 1970, 165.05, 2330, 89.90, loadgen.FormatMetricForTest))
-	assert.Contains(t, s000, loadgen.StatsRow("Req/Sec", 2160, 5.91, 2170, 77.50, loadgen.FormatMetricForTest))
-	assert.Contains(t, s000, loadgen.StatsRow("Latency", 10.26e6, 4.55e6, 19.81e6, 62.51, loadgen.FormatTimeUS))
+	assert.Contains(t, s000, report.StatsRow("Latency", 16.76e6, 6.59e6, 27.56e6, 56.98, report.FormatTimeUS))
+	assert.Contains(t, s000, report.StatsRow("Req/Sec", 1970, 165.05, 2330, 89.90, report.FormatMetricForTest))
+	assert.Contains(t, s000, report.StatsRow("Req/Sec", 2160, 5.91, 2170, 77.50, report.FormatMetricForTest))
+	assert.Contains(t, s000, report.StatsRow("Latency", 10.26e6, 4.55e6, 19.81e6, 62.51, report.FormatTimeUS))
 	s001 := seed("001_1af142794ed83a53.txt")
-	assert.Contains(t, s001, loadgen.StatsRow("Latency", 8.35e6, 4.14e6, 16.33e6, 61.16, loadgen.FormatTimeUS))
-	assert.Contains(t, s001, "  22712999 requests in "+loadgen.FormatTimeUS(60e6)+", "+loadgen.FormatBinaryForTest(11.78*(1<<30))+"B read\n")
+	assert.Contains(t, s001, report.StatsRow("Latency", 8.35e6, 4.14e6, 16.33e6, 61.16, report.FormatTimeUS))
+	assert.Contains(t, s001, "  22712999 requests in "+report.FormatTimeUS(60e6)+", "+report.FormatBinaryForTest(11.78*(1<<30))+"B read\n")
 }
 
 func TestABReportGolden(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, loadgen.WriteABHeader(&buf, goldenResult().URL))
-	require.NoError(t, loadgen.WriteAB(&buf, goldenResult(), 149))
+	require.NoError(t, report.WriteABHeader(&buf, goldenResult().URL))
+	require.NoError(t, report.WriteAB(&buf, goldenResult(), 149))
 	golden(t, "TestABReportGolden", buf.Bytes())
 	out := buf.String()
 	for _, want := range []string{
@@ -203,10 +206,14 @@ func TestABReportGolden(t *testing.T) {
 
 func TestJSONHasEveryNumber(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, loadgen.WriteJSON(&buf, goldenResult()))
+	require.NoError(t, report.WriteJSON(&buf, goldenResult()))
 	golden(t, "TestJSONHasEveryNumber", buf.Bytes())
-	j, err := goldenResult().JSON()
-	require.NoError(t, err)
+	var j struct {
+		Histograms map[string]struct {
+			Encoded string `json:"hdr_base64"`
+		} `json:"histograms"`
+	}
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &j))
 	lat := j.Histograms["latency"]
 	h, err := hdrhistogram.Decode([]byte(lat.Encoded))
 	require.NoError(t, err)

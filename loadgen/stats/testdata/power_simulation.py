@@ -2,7 +2,7 @@
 configurations whose runs spread log-normally by sigma, the second 8 % higher
 (power) or the same (false positives), n runs a side; exact Mann-Whitney p <
 0.05 and the exact Hodges-Lehmann 95 % interval of the ratio outside +-1 %.
-Standard library only: python3 loadgen/testdata/power_simulation.py
+Standard library only: python3 loadgen/stats/testdata/power_simulation.py
 """
 import random, math, itertools
 from functools import lru_cache

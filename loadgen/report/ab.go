@@ -1,4 +1,4 @@
-package loadgen
+package report
 
 import (
 	"bufio"
@@ -7,6 +7,8 @@ import (
 	"net/url"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/nettune/nettune/loadgen"
 )
 
 // abHeader is the banner the ab mode prints before a run, in place of
@@ -34,7 +36,7 @@ func WriteABHeader(w io.Writer, rawURL string) error {
 // Non-2xx responses, Keep-Alive requests (with keep-alive), Total body
 // sent. The times come from the histograms (3 significant digits), where
 // ab keeps every sample.
-func WriteAB(w io.Writer, res *Result, concurrency int) error {
+func WriteAB(w io.Writer, res *loadgen.Result, concurrency int) error {
 	b := bufio.NewWriter(w)
 	host, port, path := res.URL, "80", "/"
 	if u, err := url.Parse(res.URL); err == nil {

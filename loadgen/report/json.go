@@ -1,4 +1,4 @@
-package loadgen
+package report
 
 import (
 	"encoding/json"
@@ -6,13 +6,15 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/nettune/nettune/loadgen"
 )
 
-// HistogramJSON is a histogram's summary in JSON, in microseconds, with
+// histogramJSON is a histogram's summary in JSON, in microseconds, with
 // the whole histogram in HdrHistogram's compressed V2 encoding (base64,
 // the form .hlog files and HdrHistogram's tools read), so no number is
 // lost.
-type HistogramJSON struct {
+type histogramJSON struct {
 	Count       int64            `json:"count"`
 	Min         int64            `json:"min_us"`
 	Max         int64            `json:"max_us"`
@@ -27,9 +29,9 @@ var jsonPercentiles = []struct {
 	q    float64
 }{{"50", 50}, {"75", 75}, {"90", 90}, {"99", 99}, {"99.9", 99.9}, {"99.99", 99.99}, {"99.999", 99.999}, {"100", 100}}
 
-// SummarizeHistogram returns h's JSON form.
-func SummarizeHistogram(h *hdrhistogram.Histogram) (HistogramJSON, error) {
-	out := HistogramJSON{Count: h.TotalCount(), Percentiles: map[string]int64{}}
+// summarizeHistogram returns h's JSON form.
+func summarizeHistogram(h *hdrhistogram.Histogram) (histogramJSON, error) {
+	out := histogramJSON{Count: h.TotalCount(), Percentiles: map[string]int64{}}
 	if h.TotalCount() > 0 {
 		out.Min, out.Max, out.Mean, out.StdDev = h.Min(), h.Max(), h.Mean(), h.StdDev()
 	}
@@ -44,9 +46,9 @@ func SummarizeHistogram(h *hdrhistogram.Histogram) (HistogramJSON, error) {
 	return out, nil
 }
 
-// ResultJSON is the JSON form of a Result: every count, rate and
+// resultJSON is the JSON form of a Result: every count, rate and
 // histogram.
-type ResultJSON struct {
+type resultJSON struct {
 	URL                string                   `json:"url"`
 	Method             string                   `json:"method"`
 	Connections        int                      `json:"connections"`
@@ -66,46 +68,46 @@ type ResultJSON struct {
 	LengthMismatches   uint64                   `json:"length_mismatches"`
 	DocumentLength     int64                    `json:"document_length"`
 	Server             string                   `json:"server"`
-	Errors             Errors                   `json:"errors"`
-	Statuses           StatusClasses            `json:"status_classes"`
+	Errors             loadgen.Errors           `json:"errors"`
+	Statuses           loadgen.StatusClasses    `json:"status_classes"`
 	OKStatus           string                   `json:"ok_status,omitempty"`
-	Targets            []TargetResultJSON       `json:"targets,omitempty"`
+	Targets            []targetResultJSON       `json:"targets,omitempty"`
 	Connects           uint64                   `json:"connects"`
 	Reconnects         uint64                   `json:"reconnects"`
 	Incomplete         uint64                   `json:"incomplete"`
 	Missed             uint64                   `json:"missed"`
-	Drain              DrainJSON                `json:"drain"`
-	TLS                *TLSStats                `json:"tls,omitempty"`
+	Drain              drainJSON                `json:"drain"`
+	TLS                *loadgen.TLSStats        `json:"tls,omitempty"`
 	Dropped            int64                    `json:"dropped"`
-	OpenFiles          RlimitChange             `json:"open_files"`
-	Generator          GeneratorUse             `json:"generator,omitzero"`
+	OpenFiles          loadgen.RlimitChange     `json:"open_files"`
+	Generator          loadgen.GeneratorUse     `json:"generator,omitzero"`
 	RateSamples        []float64                `json:"rate_samples"`
-	Histograms         map[string]HistogramJSON `json:"histograms"`
+	Histograms         map[string]histogramJSON `json:"histograms"`
 }
 
-// TargetResultJSON is a TargetResult in JSON form; its latency is in
+// targetResultJSON is a TargetResult in JSON form; its latency is in
 // microseconds, as every histogram's.
-type TargetResultJSON struct {
-	Method   string        `json:"method"`
-	URL      string        `json:"url"`
-	Requests uint64        `json:"requests"`
-	Errors   uint64        `json:"errors"`
-	Statuses StatusClasses `json:"status_classes"`
-	Latency  HistogramJSON `json:"latency"`
+type targetResultJSON struct {
+	Method   string                `json:"method"`
+	URL      string                `json:"url"`
+	Requests uint64                `json:"requests"`
+	Errors   uint64                `json:"errors"`
+	Statuses loadgen.StatusClasses `json:"status_classes"`
+	Latency  histogramJSON         `json:"latency"`
 }
 
-// DrainJSON is Result.Drain in JSON form.
-type DrainJSON struct {
+// drainJSON is Result.Drain in JSON form.
+type drainJSON struct {
 	Requests       uint64        `json:"requests"`
 	Errors         uint64        `json:"errors"`
 	Timeouts       uint64        `json:"timeouts"`
 	ElapsedSeconds float64       `json:"elapsed_s"`
-	Latency        HistogramJSON `json:"latency"`
+	Latency        histogramJSON `json:"latency"`
 }
 
-// JSON returns res in its JSON form.
-func (res *Result) JSON() (ResultJSON, error) {
-	out := ResultJSON{
+// jsonOf returns res in its JSON form.
+func jsonOf(res *loadgen.Result) (resultJSON, error) {
+	out := resultJSON{
 		URL: res.URL, Method: res.Method, Connections: res.Connections, Threads: res.Threads,
 		KeepAlive: res.KeepAlive, Pacer: res.Pacer, OfferedRate: res.OfferedRate, AchievedRate: res.AchievedRate,
 		Start: res.Start, ElapsedSeconds: res.Elapsed.Seconds(), WarmupSeconds: res.Warmup.Seconds(),
@@ -115,21 +117,21 @@ func (res *Result) JSON() (ResultJSON, error) {
 		Statuses: res.Statuses, OKStatus: res.OKStatus,
 		Connects: res.Connects, Reconnects: res.Reconnects, Incomplete: res.Incomplete, Missed: res.Missed,
 		Dropped: res.Dropped, OpenFiles: res.OpenFiles, Generator: res.Generator, RateSamples: res.RateSamples,
-		Histograms: map[string]HistogramJSON{},
+		Histograms: map[string]histogramJSON{},
 	}
-	out.Drain = DrainJSON{Requests: res.Drain.Requests, Errors: res.Drain.Errors, Timeouts: res.Drain.Timeouts,
+	out.Drain = drainJSON{Requests: res.Drain.Requests, Errors: res.Drain.Errors, Timeouts: res.Drain.Timeouts,
 		ElapsedSeconds: res.Drain.Elapsed.Seconds()}
 	if res.Drain.Latency != nil {
-		s, err := SummarizeHistogram(res.Drain.Latency)
+		s, err := summarizeHistogram(res.Drain.Latency)
 		if err != nil {
 			return out, err
 		}
 		out.Drain.Latency = s
 	}
 	for _, t := range res.Targets {
-		tj := TargetResultJSON{Method: t.Method, URL: t.URL, Requests: t.Requests, Errors: t.Errors, Statuses: t.Statuses}
+		tj := targetResultJSON{Method: t.Method, URL: t.URL, Requests: t.Requests, Errors: t.Errors, Statuses: t.Statuses}
 		if t.Latency != nil {
-			s, err := SummarizeHistogram(t.Latency)
+			s, err := summarizeHistogram(t.Latency)
 			if err != nil {
 				return out, err
 			}
@@ -137,7 +139,7 @@ func (res *Result) JSON() (ResultJSON, error) {
 		}
 		out.Targets = append(out.Targets, tj)
 	}
-	if res.TLS != (TLSStats{}) {
+	if res.TLS != (loadgen.TLSStats{}) {
 		ts := res.TLS
 		out.TLS = &ts
 	}
@@ -145,7 +147,7 @@ func (res *Result) JSON() (ResultJSON, error) {
 		out.RateSamples = []float64{}
 	}
 	if out.Errors.Errnos == nil {
-		out.Errors.Errnos = []ErrnoCount{}
+		out.Errors.Errnos = []loadgen.ErrnoCount{}
 	}
 	h := res.Histograms
 	for name, hist := range map[string]*hdrhistogram.Histogram{
@@ -155,7 +157,7 @@ func (res *Result) JSON() (ResultJSON, error) {
 		if hist == nil {
 			continue
 		}
-		s, err := SummarizeHistogram(hist)
+		s, err := summarizeHistogram(hist)
 		if err != nil {
 			return out, err
 		}
@@ -165,8 +167,8 @@ func (res *Result) JSON() (ResultJSON, error) {
 }
 
 // WriteJSON writes res as indented JSON.
-func WriteJSON(w io.Writer, res *Result) error {
-	j, err := res.JSON()
+func WriteJSON(w io.Writer, res *loadgen.Result) error {
+	j, err := jsonOf(res)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package loadgen
+package report
 
 import (
 	"fmt"
@@ -9,6 +9,9 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/internal/format"
 )
 
 // PercentilePoint is one point of a latency distribution: the latency at
@@ -24,6 +27,18 @@ type PercentileSeries struct {
 	Points []PercentilePoint
 }
 
+// SweepSeries returns each level's latency percentile spectrum, for
+// PlotPercentiles: one series per level that answered, named after it.
+func SweepSeries(s *loadgen.SweepResult) []PercentileSeries {
+	var out []PercentileSeries
+	for _, l := range s.Levels {
+		if l.Result != nil && l.Result.Histograms.Latency.TotalCount() > 0 {
+			out = append(out, PercentileSeries{Name: l.Name, Points: Spectrum(l.Result.Histograms.Latency, 5)})
+		}
+	}
+	return out
+}
+
 // Spectrum returns the percentile spectrum of a histogram of microsecond
 // values, with ticksPerHalf points per halving of the remaining
 // distance to 100% — the "Detailed Percentile spectrum" wrk2 prints with
@@ -34,7 +49,7 @@ func Spectrum(h *hdrhistogram.Histogram, ticksPerHalf int) []PercentilePoint {
 	}
 	var pts []PercentilePoint
 	for _, b := range h.CumulativeDistributionWithTicks(int32(ticksPerHalf)) {
-		pts = append(pts, PercentilePoint{Percentile: b.Quantile, Latency: usDuration(float64(b.ValueAt))})
+		pts = append(pts, PercentilePoint{Percentile: b.Quantile, Latency: format.Micros(float64(b.ValueAt))})
 	}
 	return pts
 }
@@ -155,7 +170,7 @@ func PlotPercentiles(w io.Writer, title string, series []PercentileSeries) error
 // comparison, each bar labelled with its throughput and its change against
 // the baseline and the previous run, as the Arm Neoverse Tomcat tuning
 // guide reports the uplift of each step.
-func PlotThroughput(w io.Writer, title string, c Comparison) error {
+func PlotThroughput(w io.Writer, title string, c loadgen.Comparison) error {
 	const width, height, left, right, top, bottom = 800, 480, 90, 20, 50, 80
 	pw, ph := float64(width-left-right), float64(height-top-bottom)
 	var maxT float64
@@ -183,7 +198,7 @@ func PlotThroughput(w io.Writer, title string, c Comparison) error {
 		cx := bx + bw/2
 		s.text(cx, y(r.Throughput)-20, "middle", "11", fmt.Sprintf("%.0f", r.Throughput))
 		if i > 0 {
-			s.text(cx, y(r.Throughput)-6, "middle", "10", fmt.Sprintf("%s base, %s prev", pct(r.VsBaseline), pct(r.VsPrevious)))
+			s.text(cx, y(r.Throughput)-6, "middle", "10", fmt.Sprintf("%s base, %s prev", format.Pct(r.VsBaseline), format.Pct(r.VsPrevious)))
 		}
 		s.text(cx, top+ph+16, "middle", "11", r.Name)
 	}

@@ -1,4 +1,4 @@
-package loadgen
+package report
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/nettune/nettune/loadgen"
 )
 
 // WrkOptions selects the optional parts of the wrk2 report.
@@ -35,7 +37,7 @@ func WriteWrkHeader(w io.Writer, url string, d time.Duration, threads, connectio
 // optional latency distributions, the request and byte counts, socket
 // errors when any, non-2xx/3xx responses when any, Requests/sec and
 // Transfer/sec. It does not write the header (see WriteWrkHeader).
-func WriteWrk(w io.Writer, res *Result, opt WrkOptions) error {
+func WriteWrk(w io.Writer, res *loadgen.Result, opt WrkOptions) error {
 	b := bufio.NewWriter(w)
 	h := res.Histograms.Latency
 	fmt.Fprintf(b, "  Thread Stats%6s%11s%8s%12s\n", "Avg", "Stdev", "Max", "+/- Stdev")
@@ -62,13 +64,13 @@ func WriteWrk(w io.Writer, res *Result, opt WrkOptions) error {
 		fmt.Fprintf(b, "  TLS handshake errors: %d\n", e.TLS)
 	}
 	if e.Status > 0 {
-		if res.OKStatus == "" || res.OKStatus == DefaultOKStatus {
+		if res.OKStatus == "" || res.OKStatus == loadgen.DefaultOKStatus {
 			fmt.Fprintf(b, "  Non-2xx or 3xx responses: %d\n", e.Status)
 		} else {
 			fmt.Fprintf(b, "  Responses outside the OK statuses (%s): %d\n", res.OKStatus, e.Status)
 		}
 	}
-	if st := res.Statuses; st != (StatusClasses{}) && st.Success != res.Requests {
+	if st := res.Statuses; st != (loadgen.StatusClasses{}) && st.Success != res.Requests {
 		fmt.Fprintf(b, "  Status classes: %s\n", st)
 	}
 	if len(res.Targets) > 0 {
@@ -208,7 +210,7 @@ func sampleStats(xs []float64) (mean, sd, max, within float64) {
 
 // writeTargets writes one line per target: its requests, errors, status
 // classes and corrected latency.
-func writeTargets(b *bufio.Writer, ts []TargetResult) {
+func writeTargets(b *bufio.Writer, ts []loadgen.TargetResult) {
 	fmt.Fprintf(b, "  Targets:\n")
 	for i, t := range ts {
 		var p50, p99, max float64

@@ -1,4 +1,4 @@
-package loadgen
+package stats
 
 import (
 	"errors"
@@ -246,12 +246,12 @@ func uDist(n1, n2 int) []float64 {
 	return dist
 }
 
-// MinPValue is the smallest two-sided p-value a Mann-Whitney U test of
+// minPValue is the smallest two-sided p-value a Mann-Whitney U test of
 // samples of n1 and n2 distinct values can give: the samples do not
 // overlap at all, p = 2/C(n1+n2, n1) (1 when that is more). Below the
 // exact limits, no result of n1 and n2 runs can be significant at an α
 // at or below it.
-func MinPValue(n1, n2 int) float64 {
+func minPValue(n1, n2 int) float64 {
 	if n1 <= 0 || n2 <= 0 {
 		return 1
 	}
@@ -275,7 +275,7 @@ func MinRuns(alpha float64) int {
 		return 0
 	}
 	for n := 1; ; n++ {
-		if MinPValue(n, n) < alpha {
+		if minPValue(n, n) < alpha {
 			return n
 		}
 	}

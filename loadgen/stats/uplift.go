@@ -1,10 +1,12 @@
-package loadgen
+package stats
 
 import (
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/nettune/nettune/loadgen/internal/format"
 )
 
 // Spread summarises repeated measurements of one figure (the capacity of
@@ -77,7 +79,7 @@ const (
 	// noise band.
 	VerdictNoChange Verdict = "no significant change"
 	// VerdictTooFewRuns: with so few runs not even two configurations
-	// whose runs do not overlap reach p < α (MinPValue).
+	// whose runs do not overlap reach p < α (minPValue).
 	VerdictTooFewRuns Verdict = "too few runs"
 	// VerdictUnsettled: one of the configurations was measured before its
 	// warm-up settled (StepFigures.Unsettled); its change is never
@@ -132,32 +134,20 @@ type Uplift struct {
 func (u Uplift) String() string {
 	if u.Verdict == "" {
 		if u.Noise {
-			return Percent(u.Percent) + " (noise)"
+			return format.Percent(u.Percent) + " (noise)"
 		}
-		return Percent(u.Percent)
+		return format.Percent(u.Percent)
 	}
-	figures := fmt.Sprintf("%s [%s, %s] %s", Percent(u.Percent), signed1(u.Low), signed1(u.High), pValue(u.P))
+	figures := fmt.Sprintf("%s [%s, %s] %s", format.Percent(u.Percent), format.Signed1(u.Low), format.Signed1(u.High), pValue(u.P))
 	switch u.Verdict {
 	case VerdictGain, VerdictLoss:
 		return figures
 	case VerdictNoChange:
 		return "no significant change (" + figures + ")"
 	case VerdictTooFewRuns:
-		return fmt.Sprintf("%s (too few runs: %d+%d, p >= %.3f)", Percent(u.Percent), u.N1, u.N2, MinPValue(u.N1, u.N2))
+		return fmt.Sprintf("%s (too few runs: %d+%d, p >= %.3f)", format.Percent(u.Percent), u.N1, u.N2, minPValue(u.N1, u.N2))
 	}
 	return figures + " (" + string(u.Verdict) + ")"
-}
-
-// Percent formats a percent change as every step table and uplift does:
-// its sign, one decimal, a space and "%" ("+10.4 %", "-2.1 %", "0.0 %").
-func Percent(v float64) string { return signed1(v) + " %" }
-
-// signed1 formats a number with its sign and one decimal: "+7.9", "-2.1".
-func signed1(v float64) string {
-	if math.Abs(v) < 0.05 {
-		return "0.0"
-	}
-	return fmt.Sprintf("%+.1f", v)
 }
 
 // pValue formats a p-value as benchstat does: three decimals, "p<0.001"
@@ -178,7 +168,7 @@ func pValue(p float64) string {
 // Deprecated: a range rule is not a test. Use UpliftOfRuns, which needs
 // the runs, not their Spread.
 func UpliftOf(from, to Spread) Uplift {
-	u := Uplift{Percent: change(from.Median, to.Median)}
+	u := Uplift{Percent: format.Change(from.Median, to.Median)}
 	if from.N == 0 || to.N == 0 {
 		return u
 	}
@@ -203,9 +193,9 @@ type UpliftOptions struct {
 	NoiseBand float64 `json:"noise_band_percent"`
 }
 
-// withDefaults returns the options with every zero field set to its
+// WithDefaults returns the options with every zero field set to its
 // default, or an error for a value out of range.
-func (o *UpliftOptions) withDefaults() (UpliftOptions, error) {
+func (o *UpliftOptions) WithDefaults() (UpliftOptions, error) {
 	r := UpliftOptions{Alpha: DefaultAlpha, Confidence: DefaultConfidence, NoiseBand: DefaultNoiseBand}
 	if o != nil {
 		if o.Alpha != 0 {
@@ -248,7 +238,7 @@ func (o *UpliftOptions) withDefaults() (UpliftOptions, error) {
 // out. It returns an error for options out of range, a side without runs,
 // or a run that is not positive and finite.
 func UpliftOfRuns(from, to []float64, opts *UpliftOptions) (Uplift, error) {
-	o, err := opts.withDefaults()
+	o, err := opts.WithDefaults()
 	if err != nil {
 		return Uplift{}, err
 	}
@@ -270,7 +260,7 @@ func UpliftOfRuns(from, to []float64, opts *UpliftOptions) (Uplift, error) {
 		u.P = mw.P
 	}
 	switch {
-	case MinPValue(u.N1, u.N2) >= o.Alpha:
+	case minPValue(u.N1, u.N2) >= o.Alpha:
 		u.Verdict = VerdictTooFewRuns
 	case u.P < o.Alpha && u.Low > o.NoiseBand:
 		u.Verdict = VerdictGain

@@ -1,4 +1,4 @@
-package loadgen_test
+package stats_test
 
 import (
 	"math"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nettune/nettune/loadgen"
+	"github.com/nettune/nettune/loadgen/stats"
 )
 
 // The reference values come from testdata/stats_reference.py: the exact
@@ -37,7 +37,7 @@ func TestMannWhitneyU(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := loadgen.MannWhitneyU(tt.x1, tt.x2)
+			r, err := stats.MannWhitneyU(tt.x1, tt.x2)
 			require.NoError(t, err)
 			assert.Equal(t, tt.u, r.U)
 			assert.InDelta(t, tt.p, r.P, 1e-12)
@@ -53,18 +53,18 @@ func TestMannWhitneyU(t *testing.T) {
 			x = append(x, float64(1000+3*i))
 			y = append(y, float64(1050+3*i+1))
 		}
-		r, err := loadgen.MannWhitneyU(x, y)
+		r, err := stats.MannWhitneyU(x, y)
 		require.NoError(t, err)
 		assert.False(t, r.Exact)
 		assert.Equal(t, 924.5, r.U)
 		assert.InEpsilon(t, 4.371246433781144e-06, r.P, 1e-9)
 	})
 
-	_, err := loadgen.MannWhitneyU(nil, []float64{1})
+	_, err := stats.MannWhitneyU(nil, []float64{1})
 	assert.ErrorContains(t, err, "want at least 1 in each")
-	_, err = loadgen.MannWhitneyU([]float64{2, 2}, []float64{2})
+	_, err = stats.MannWhitneyU([]float64{2, 2}, []float64{2})
 	assert.ErrorContains(t, err, "every value is the same")
-	_, err = loadgen.MannWhitneyU([]float64{1, math.NaN()}, []float64{2})
+	_, err = stats.MannWhitneyU([]float64{1, math.NaN()}, []float64{2})
 	assert.ErrorContains(t, err, "NaN")
 }
 
@@ -74,24 +74,24 @@ func TestMinPValue(t *testing.T) {
 	want := []float64{1: 1, 0.3333333333333333, 0.1, 0.02857142857142857, 0.007936507936507936,
 		0.0021645021645021645, 0.0005827505827505828, 0.0001554001554001554, 4.113533525298231e-05}
 	for n := 1; n < len(want); n++ {
-		assert.InEpsilon(t, want[n], loadgen.MinPValue(n, n), 1e-9, "%d+%d", n, n)
+		assert.InEpsilon(t, want[n], stats.MinPValue(n, n), 1e-9, "%d+%d", n, n)
 		// The smallest p is what two runs that do not overlap give.
 		if n >= 2 {
 			lo, hi := make([]float64, n), make([]float64, n)
 			for i := range n {
 				lo[i], hi[i] = float64(i), float64(100+i)
 			}
-			r, err := loadgen.MannWhitneyU(lo, hi)
+			r, err := stats.MannWhitneyU(lo, hi)
 			require.NoError(t, err)
 			assert.InEpsilon(t, want[n], r.P, 1e-9)
 		}
 	}
-	assert.InEpsilon(t, 0.05714285714285714, loadgen.MinPValue(3, 4), 1e-9)
-	assert.Equal(t, 1.0, loadgen.MinPValue(0, 5))
-	assert.Equal(t, 4, loadgen.MinRuns(0.05))
-	assert.Equal(t, 5, loadgen.MinRuns(0.01))
-	assert.Equal(t, 3, loadgen.MinRuns(0.2))
-	assert.Equal(t, 0, loadgen.MinRuns(0))
+	assert.InEpsilon(t, 0.05714285714285714, stats.MinPValue(3, 4), 1e-9)
+	assert.Equal(t, 1.0, stats.MinPValue(0, 5))
+	assert.Equal(t, 4, stats.MinRuns(0.05))
+	assert.Equal(t, 5, stats.MinRuns(0.01))
+	assert.Equal(t, 3, stats.MinRuns(0.2))
+	assert.Equal(t, 0, stats.MinRuns(0))
 }
 
 func TestRatioIntervalOf(t *testing.T) {
@@ -118,7 +118,7 @@ func TestRatioIntervalOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ri, err := loadgen.RatioIntervalOf(tt.from, tt.to, tt.conf)
+			ri, err := stats.RatioIntervalOf(tt.from, tt.to, tt.conf)
 			require.NoError(t, err)
 			assert.InEpsilon(t, tt.low, ri.Low, 1e-12)
 			assert.InEpsilon(t, tt.high, ri.High, 1e-12)
@@ -128,7 +128,7 @@ func TestRatioIntervalOf(t *testing.T) {
 
 	// Past 50 a side: the normal approximation, still about the shift.
 	from, to := seq(1000, 1, 60), seq(1100, 1.1, 60) // to = 1.1 × from
-	ri, err := loadgen.RatioIntervalOf(from, to, 0.95)
+	ri, err := stats.RatioIntervalOf(from, to, 0.95)
 	require.NoError(t, err)
 	assert.Less(t, ri.Low, 1.1)
 	assert.Greater(t, ri.High, 1.1)
@@ -144,7 +144,7 @@ func TestRatioIntervalOf(t *testing.T) {
 		{[]float64{0}, []float64{1}, 0.95, "want positive and finite"},
 		{[]float64{1}, []float64{math.Inf(1)}, 0.95, "want positive and finite"},
 	} {
-		_, err := loadgen.RatioIntervalOf(bad.from, bad.to, bad.conf)
+		_, err := stats.RatioIntervalOf(bad.from, bad.to, bad.conf)
 		assert.ErrorContains(t, err, bad.want)
 	}
 }
@@ -246,7 +246,7 @@ func TestMannWhitneyUTies(t *testing.T) {
 			p, far := enumMannWhitney(tt.x1, tt.x2)
 			require.InDelta(t, tt.p, p, 1e-12, "the enumeration")
 			require.InDelta(t, tt.far, far, 1e-12, "the enumeration")
-			r, err := loadgen.MannWhitneyU(tt.x1, tt.x2)
+			r, err := stats.MannWhitneyU(tt.x1, tt.x2)
 			require.NoError(t, err)
 			assert.True(t, r.Exact)
 			assert.Equal(t, tt.u, r.U)
@@ -279,7 +279,7 @@ func TestMannWhitneyUNormalCentre(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := loadgen.MannWhitneyU(tt.x[0], tt.x[1])
+			r, err := stats.MannWhitneyU(tt.x[0], tt.x[1])
 			require.NoError(t, err)
 			assert.False(t, r.Exact)
 			assert.Equal(t, float64(len(tt.x[0])*len(tt.x[1]))/2, r.U)
@@ -302,7 +302,7 @@ func TestMannWhitneyUBrute(t *testing.T) {
 		}
 		return v
 	}
-	check := func(t *testing.T, trial int, x1, x2 []float64, r loadgen.MannWhitney) {
+	check := func(t *testing.T, trial int, x1, x2 []float64, r stats.MannWhitney) {
 		t.Helper()
 		require.True(t, r.Exact)
 		p, _ := enumMannWhitney(x1, x2)
@@ -315,7 +315,7 @@ func TestMannWhitneyUBrute(t *testing.T) {
 			n1, n2 := 1+rng.IntN(7), 1+rng.IntN(7)
 			levels := 3 + rng.IntN(12)
 			x1, x2 := draw(n1, levels, 0), draw(n2, levels, rng.IntN(3))
-			r, err := loadgen.MannWhitneyU(x1, x2)
+			r, err := stats.MannWhitneyU(x1, x2)
 			if err != nil {
 				require.ErrorContains(t, err, "every value is the same", "trial %d: %v %v", trial, x1, x2)
 				continue
@@ -331,7 +331,7 @@ func TestMannWhitneyUBrute(t *testing.T) {
 				pooled[i] = 10 + 0.5*float64(k)
 			}
 			x1, x2 := pooled[:n1], pooled[n1:]
-			r, err := loadgen.MannWhitneyU(x1, x2)
+			r, err := stats.MannWhitneyU(x1, x2)
 			require.NoError(t, err)
 			check(t, trial, x1, x2, r)
 			if r.U == float64(n1*n2)/2 {
@@ -345,7 +345,7 @@ func TestMannWhitneyUBrute(t *testing.T) {
 			n1, n2 := 1+rng.IntN(7), 1+rng.IntN(7)
 			levels := 2 + rng.IntN(4)
 			x1, x2 := draw(n1, levels, 0), draw(n2, levels, 0)
-			r, err := loadgen.MannWhitneyU(x1, x2)
+			r, err := stats.MannWhitneyU(x1, x2)
 			if err != nil || r.U != float64(n1*n2)/2 {
 				continue
 			}

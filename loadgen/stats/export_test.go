@@ -1,0 +1,4 @@
+package stats
+
+// MinPValue exposes minPValue to the black-box tests.
+var MinPValue = minPValue
