@@ -34,10 +34,9 @@ type cpuOnlineUndo struct {
 
 // Reverters returns the revert functions for the changes this package
 // makes, bound to h's root, under the Undo kinds "file" (FileChange),
-// "cpu-online" (KeepOnlineChange) and "sysctl" (SysctlChange). FileEdit
-// and TunedActivation values are journaled under kinds the caller picks
-// (ChangeOf) and reverted with RevertAs. Callers add
-// their own kinds (NIC channels, IRQ affinity) to the map.
+// "cpu-online" (KeepOnlineChange) and "sysctl" (SysctlChange). Callers
+// add their own kinds (NIC channels, IRQ affinity, tuning/persist's files
+// and profile switch) to the map, with AddReverter.
 func (h *Host) Reverters() Reverters {
 	return Reverters{
 		undoFile: revertFile,

@@ -97,10 +97,3 @@ func TestChangeForAddReverter(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "1", string(got))
 }
-
-// TestPackageKinds: the kinds of this package's values are the strings
-// journals already hold (a journal written before Kind existed reverts).
-func TestPackageKinds(t *testing.T) {
-	assert.Equal(t, "persist-file", tuning.KindOf[tuning.FileEdit]())
-	assert.Equal(t, "tuned-activation", tuning.KindOf[tuning.TunedActivation]())
-}

@@ -2,8 +2,6 @@ package tuning
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -140,24 +138,4 @@ func TestParseLocks(t *testing.T) {
 	assert.Zero(t, pid, "a POSIX lock is not a journal's flock")
 	_, err = parseLocks(strings.NewReader("1: FLOCK  ADVISORY  WRITE x fe:00:1 0 EOF\n"), 0xfe, 0, 1)
 	assert.Error(t, err)
-}
-
-// TestVerifyAs: a Reversible's record comes back through VerifyAs and its
-// Verify runs; a record that does not decode is not verifiable.
-func TestVerifyAs(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "f")
-	e, err := PlanFile(p, []byte("x\n"))
-	require.NoError(t, err)
-	require.NoError(t, e.Apply(context.Background()))
-	ch, err := ChangeOf("persist-file", e)
-	require.NoError(t, err)
-	fn := VerifyAs[FileEdit]()
-	want, err := fn(context.Background(), ch.Undo[0].Data)
-	require.NoError(t, err)
-	assert.Equal(t, "write "+p+" (2 bytes, new)", want)
-	require.NoError(t, os.WriteFile(p, []byte("y\n"), 0o644))
-	_, err = fn(context.Background(), ch.Undo[0].Data)
-	assert.ErrorContains(t, err, `line 1 is "y", want "x"`)
-	_, err = fn(context.Background(), json.RawMessage(`[1]`))
-	assert.True(t, errors.Is(err, ErrNotVerifiable))
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/nettune/nettune/numa"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // TestKindsDeclareTheGuide: the kinds are the guide's seven steps in its
@@ -178,8 +179,8 @@ func TestJournalKinds(t *testing.T) {
 		"tomcat-instance":   tomcatconf.RestartChange{}.Kind(),
 		"systemd-drop-in":   tomcatconf.DropInChange{}.Kind(),
 		"tomcat-server-xml": tomcatconf.ServerXMLEdit{}.Kind(),
-		"persist-file":      tuning.FileEdit{}.Kind(),
-		"tuned-activation":  tuning.TunedActivation{}.Kind(),
+		"persist-file":      persist.FileEdit{}.Kind(),
+		"tuned-activation":  persist.TunedActivation{}.Kind(),
 		"cpu-affinity":      numa.PinChange{}.Kind(),
 		KindRemoteDir:       KindRemoteDir,
 		"file":              "file",

@@ -16,6 +16,7 @@ import (
 	"github.com/nettune/nettune/nic"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // ProfileName is the tuned profile -persist and -export write.
@@ -52,8 +53,8 @@ type Persistence struct {
 	// /etc/tuned): the profile carries the CPUs, channels and boot
 	// parameters; otherwise CPUUnit and Link do.
 	Tuned   bool
-	Profile *tuning.TunedProfile
-	CPUUnit *tuning.CPUOnlineUnit
+	Profile *persist.TunedProfile
+	CPUUnit *persist.CPUOnlineUnit
 	Link    *nic.LinkFile
 	// DropIn is the Tomcat unit's persistent drop-in
 	// (/etc/systemd/system/UNIT.d/nettune.conf).
@@ -69,7 +70,7 @@ type Persistence struct {
 // nothing.
 func PlanPersist(h Host, o Options, f *Findings, keep []string) (Persistence, error) {
 	var p Persistence
-	cpus, err := tuning.New(h.Root)
+	files, err := persist.New(h.Root)
 	if err != nil {
 		return p, err
 	}
@@ -77,12 +78,12 @@ func PlanPersist(h Host, o Options, f *Findings, keep []string) (Persistence, er
 	_, errDir := os.Stat(filepath.Join(h.Root, "etc", "tuned"))
 	p.Tuned = errAdm == nil && errDir == nil
 	if p.Tuned {
-		active, err := cpus.ActiveTunedProfile()
+		active, err := files.ActiveTunedProfile()
 		if err != nil {
 			return p, err
 		}
 		active = slices.DeleteFunc(active, func(n string) bool { return n == ProfileName })
-		p.Profile = &tuning.TunedProfile{Name: ProfileName, Include: active,
+		p.Profile = &persist.TunedProfile{Name: ProfileName, Include: active,
 			Summary: "the Arm Neoverse Tomcat guide's steps that gained, kept by nettune"}
 	}
 	pp := &persistPlan{h: h, o: o, f: f, p: &p, place: InitialPlacement(h, o)}
@@ -131,9 +132,9 @@ func (pp *persistPlan) finish() error {
 		// At boot every present CPU comes up: keep all but Tomcat's off.
 		off := h.CPUs.Summary.Online.Union(h.CPUs.Summary.Offline).Difference(pp.place.Tomcat)
 		if p.Tuned {
-			p.Profile.Sysfs = tuning.OfflineCPUs(off)
+			p.Profile.Sysfs = persist.OfflineCPUs(off)
 		} else {
-			p.CPUUnit = &tuning.CPUOnlineUnit{Offline: off}
+			p.CPUUnit = &persist.CPUOnlineUnit{Offline: off}
 		}
 	case pp.cpus:
 		pp.dropIn.CPUAffinity = pp.place.Tomcat.IDs()
@@ -178,7 +179,7 @@ func (p Persistence) Steps(h Host) []tuning.Step {
 	add := func(name, title string, prepare func() (*tuning.Change, error)) {
 		steps = append(steps, tuning.Step{Name: name, Title: title, Prepare: func(context.Context) (*tuning.Change, error) { return prepare() }})
 	}
-	cpus := func() (*tuning.Host, error) { return tuning.New(h.Root) }
+	files := func() (*persist.Host, error) { return persist.New(h.Root) }
 	if p.ServerXML != nil {
 		e := *p.ServerXML
 		add("persist-server-xml", "server.xml keeps the kept steps' edits", func() (*tuning.Change, error) {
@@ -200,7 +201,7 @@ func (p Persistence) Steps(h Host) []tuning.Step {
 	if p.Profile != nil {
 		prof := *p.Profile
 		add("persist-tuned-profile", "tuned profile "+ProfileName, func() (*tuning.Change, error) {
-			th, err := cpus()
+			th, err := files()
 			if err != nil {
 				return nil, err
 			}
@@ -211,11 +212,11 @@ func (p Persistence) Steps(h Host) []tuning.Step {
 			return tuning.ChangeFor(e)
 		})
 		add("persist-tuned-activate", "tuned-adm profile "+ProfileName, func() (*tuning.Change, error) {
-			th, err := cpus()
+			th, err := files()
 			if err != nil {
 				return nil, err
 			}
-			a, err := (&tuning.Tuned{}).PlanActivate(th, ProfileName)
+			a, err := (&persist.Tuned{}).PlanActivate(th, ProfileName)
 			if err != nil {
 				return nil, err
 			}
@@ -225,7 +226,7 @@ func (p Persistence) Steps(h Host) []tuning.Step {
 	if p.CPUUnit != nil {
 		u := *p.CPUUnit
 		add("persist-cpu-unit", "a boot unit that keeps CPUs offline", func() (*tuning.Change, error) {
-			th, err := cpus()
+			th, err := files()
 			if err != nil {
 				return nil, err
 			}
@@ -291,7 +292,7 @@ func (p Persistence) Export(h Host, dir string) ([]string, error) {
 	}
 	if p.CPUUnit != nil {
 		b, err := p.CPUUnit.Render()
-		name := firstNonEmpty(p.CPUUnit.Name, tuning.DefaultCPUOnlineUnit)
+		name := firstNonEmpty(p.CPUUnit.Name, persist.DefaultCPUOnlineUnit)
 		if err == nil {
 			err = write(filepath.Join("etc/systemd/system", name), b,
 				"a oneshot unit that takes the other CPUs offline at boot (no tuned here); `systemctl enable "+name+"`")

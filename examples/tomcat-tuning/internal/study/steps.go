@@ -10,6 +10,7 @@ import (
 	"github.com/nettune/nettune/numa"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // The steps, in the Arm guide's order.
@@ -56,9 +57,9 @@ func journaled(rev tuning.Reverters, ver tuning.Verifiers) {
 	journal[tomcatconf.RestartChange](rev, ver)
 	journal[tomcatconf.DropInChange](rev, ver)
 	journal[tomcatconf.ServerXMLEdit](rev, ver)
-	journal[tuning.FileEdit](rev, ver)
+	journal[persist.FileEdit](rev, ver)
 	journal[nic.LinkFileEdit](rev, ver)
-	journal[tuning.TunedActivation](rev, ver)
+	journal[persist.TunedActivation](rev, ver)
 	journal[numa.PinChange](rev, ver)
 }
 

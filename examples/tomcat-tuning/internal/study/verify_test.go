@@ -19,6 +19,7 @@ import (
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // journalRecord journals v under step as a change of kind, applied
@@ -60,9 +61,9 @@ func persistedFixture(t *testing.T) (journal, xml, dropIn, profile string) {
 	require.NoError(t, os.WriteFile(dropIn, b, 0o644))
 
 	profile = filepath.Join(h.Root, "etc", "tuned", ProfileName, "tuned.conf")
-	text, err := (&tuning.TunedProfile{Name: ProfileName, Sysfs: tuning.OfflineCPUs(tuning.CPUSet{})}).Render()
+	text, err := (&persist.TunedProfile{Name: ProfileName, Sysfs: persist.OfflineCPUs(tuning.CPUSet{})}).Render()
 	require.NoError(t, err)
-	f, err := tuning.PlanFile(profile, text)
+	f, err := persist.PlanFile(profile, text)
 	require.NoError(t, err)
 	require.NoError(t, f.Apply(context.Background()))
 
@@ -71,7 +72,7 @@ func persistedFixture(t *testing.T) (journal, xml, dropIn, profile string) {
 	require.NoError(t, err)
 	journalRecord(t, j, "persist-server-xml", tomcatconf.ServerXMLEdit{}.Kind(), e, true)
 	journalRecord(t, j, "persist-drop-in", tomcatconf.DropInChange{}.Kind(), d, true)
-	journalRecord(t, j, "persist-tuned-profile", tuning.FileEdit{}.Kind(), f, true)
+	journalRecord(t, j, "persist-tuned-profile", persist.FileEdit{}.Kind(), f, true)
 	require.NoError(t, j.Close())
 	return journal, xml, dropIn, profile
 }
