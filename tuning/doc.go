@@ -63,21 +63,17 @@
 // and Host.SysctlChange prepare this package's changes, and Host.Reverters
 // undoes them.
 //
-// VerifyJournal is the read-only twin of RevertJournal, as `tuned-adm
-// verify` is to a profile: for every change a journal holds in force (a
-// run that kept its changes, persistent writes) it rebuilds the change
-// from its record and checks the host still holds it, through Verifiers
-// (Host.Verifiers for this package's kinds, whose records carry the state
-// set as well as the state before; VerifyAs for a Reversible journaled
-// with ChangeOf). A record that cannot be checked matches
-// ErrNotVerifiable.
+// Host.VerifyUndo is the read-only twin of Host.Reverters: it checks that
+// the host still holds what one record of this package's kinds set;
+// tuning/persist's VerifyJournal checks a whole journal with it.
 //
 // # Persistence
 //
 // What the live knobs do is gone after a reboot. Package
 // tuning/persist writes what reapplies them at every boot (a tuned
 // profile, a file of /etc/sysctl.d, a systemd unit) as Reversible values
-// a Runner journals like any other change.
+// a Runner journals like any other change, and checks, reading only, that
+// what a journal keeps in force still holds.
 //
 // # Errors
 //

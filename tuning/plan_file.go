@@ -18,7 +18,7 @@ import (
 const undoFile = "file"
 
 // fileUndo is the journal record of a file rewrite: the file's bytes and
-// mode before the change, and the bytes written (what Host.Verifiers
+// mode before the change, and the bytes written (what Host.VerifyUndo
 // checks; nil in a record from before it was kept).
 type fileUndo struct {
 	Path    string      `json:"path"`

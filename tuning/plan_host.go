@@ -15,7 +15,7 @@ const (
 )
 
 // sysctlUndo is the journal record of a sysctl change: the value before
-// and the value set (what Host.Verifiers checks; nil in a record from
+// and the value set (what Host.VerifyUndo checks; nil in a record from
 // before it was kept).
 type sysctlUndo struct {
 	Name  string  `json:"name"`
@@ -24,7 +24,7 @@ type sysctlUndo struct {
 }
 
 // cpuOnlineUndo is the journal record of KeepOnlineChange: the snapshot
-// RestoreCPUs puts back, and the CPUs kept online (what Host.Verifiers
+// RestoreCPUs puts back, and the CPUs kept online (what Host.VerifyUndo
 // checks; nil in a record from before it was kept). Its JSON is the
 // snapshot's with a "want" field.
 type cpuOnlineUndo struct {

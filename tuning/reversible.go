@@ -36,7 +36,7 @@ func ChangeOf(kind string, r Reversible) (*Change, error) {
 // Kinded is a Reversible that names its journal kind: one kind for every
 // value of its type, given by the package that owns the type, so that a
 // program journals, reverts and verifies it without a kind string of its
-// own (ChangeFor, AddReverter, AddVerifier).
+// own (ChangeFor, AddReverter, and tuning/persist's AddVerifier).
 type Kinded interface {
 	Reversible
 	Kind() string

@@ -1,11 +1,14 @@
-// Package persist carries a kept tuning across reboots: it writes the
+// Package persist carries a kept tuning across reboots and checks that
+// it still holds: it writes the
 // files that reapply it at every boot, /etc/tuned/NAME/tuned.conf for
 // tuned (Debian's and RHEL's tuned 2.x,
 // https://github.com/redhat-performance/tuned), a file of /etc/sysctl.d
 // for systemd-sysctl (sysctl.d(5)) and a oneshot systemd unit of
 // /etc/systemd/system (systemd.service(5)), and switches tuned's active
-// profile with tuned-adm(8). What package tuning changes on the live
-// kernel is gone after a reboot; what this package writes is not.
+// profile with tuned-adm(8); VerifyJournal checks, reading only, that
+// the host still holds what a journal keeps in force. What package
+// tuning changes on the live kernel is gone after a reboot; what this
+// package writes is not.
 //
 // # tuned profiles
 //
@@ -39,8 +42,20 @@
 // kinds, "persist-file" and "tuned-activation", are those package tuning
 // wrote before these types moved here, so an older journal reverts.
 //
+// # Verification
+//
+// VerifyJournal is the read-only twin of tuning.RevertJournal, as
+// `tuned-adm verify` is to a profile: for every change a journal holds in
+// force (a run that kept its changes, persistent writes) it rebuilds the
+// change from its record and checks the host still holds it, through
+// Verifiers (Host.Verifiers for package tuning's kinds, whose records
+// carry the state set as well as the state before; AddVerifier for a
+// tuning.Kinded value). A record that cannot be checked matches
+// ErrNotVerifiable.
+//
 // # Privileges
 //
-// Planning and reading need none. Writing under /etc and running
+// Planning, reading and verifying need none (a sysctl or a file that
+// only root may read aside). Writing under /etc and running
 // tuned-adm profile or off need root.
 package persist

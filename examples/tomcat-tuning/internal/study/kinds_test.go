@@ -171,8 +171,7 @@ func stepLit(t *testing.T, fset *token.FileSet, e ast.Expr) {
 // journals under the kind the value's package gives it, and those kinds
 // are the strings journals written before Kind existed hold.
 func TestJournalKinds(t *testing.T) {
-	h := tuning.NewDefault()
-	rev, ver := Reverters(h), Verifiers(h)
+	rev, ver := Reverters(tuning.NewDefault()), Verifiers(persist.NewDefault())
 	for kind, got := range map[string]string{
 		"nic-channels":      nic.ChannelsEdit{}.Kind(),
 		"nic-link-file":     nic.LinkFileEdit{}.Kind(),

@@ -52,7 +52,7 @@ func Reverters(h *tuning.Host) tuning.Reverters {
 
 // journaled registers every value type the study journals under its own
 // kind: its revert in rev, its check in ver (either may be nil).
-func journaled(rev tuning.Reverters, ver tuning.Verifiers) {
+func journaled(rev tuning.Reverters, ver persist.Verifiers) {
 	journal[nic.ChannelsEdit](rev, ver)
 	journal[tomcatconf.RestartChange](rev, ver)
 	journal[tomcatconf.DropInChange](rev, ver)
@@ -67,12 +67,12 @@ func journaled(rev tuning.Reverters, ver tuning.Verifiers) {
 func journal[T any, P interface {
 	*T
 	tuning.Kinded
-}](rev tuning.Reverters, ver tuning.Verifiers) {
+}](rev tuning.Reverters, ver persist.Verifiers) {
 	if rev != nil {
 		tuning.AddReverter[T, P](rev)
 	}
 	if ver != nil {
-		tuning.AddVerifier[T, P](ver)
+		persist.AddVerifier[T, P](ver)
 	}
 }
 

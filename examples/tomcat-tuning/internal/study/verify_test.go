@@ -150,7 +150,7 @@ func TestVerifyOutcomes(t *testing.T) {
 		require.ErrorIs(t, err, ErrVerifyFailed)
 		assert.Contains(t, err.Error(), "3 of 3 setting(s) the journal keeps in force do not hold (odd, "+StepLoadHost+", access-log)")
 		assert.Contains(t, out, `FAIL  odd (no-such-kind)`)
-		assert.Contains(t, out, `cannot be verified: tuning: journal record cannot be verified: no VerifyFunc for undo kind "no-such-kind"`)
+		assert.Contains(t, out, `cannot be verified: persist: journal record cannot be verified: no VerifyFunc for undo kind "no-such-kind"`)
 		assert.Contains(t, out, "expected: the load worker's directory /tmp/nettune-w on client")
 		assert.Contains(t, out, "-revert removes it")
 		assert.Contains(t, out, "FAIL  access-log (tomcat-server-xml)\n      expected: "+e.Path)
@@ -192,7 +192,7 @@ func TestVerifyOutcomes(t *testing.T) {
 // verify, so a journal of the study never holds a kind -verify does not
 // know.
 func TestVerifiersCoverReverters(t *testing.T) {
-	rev, ver := Reverters(tuning.NewDefault()), Verifiers(tuning.NewDefault())
+	rev, ver := Reverters(tuning.NewDefault()), Verifiers(persist.NewDefault())
 	for kind := range rev {
 		assert.Contains(t, ver, kind)
 	}
