@@ -51,20 +51,20 @@ func Expected(r tuning.Reversible) string {
 	return first
 }
 
-// AddVerifier registers VerifyAs[T] in ver under T's kind.
+// AddVerifier registers, in ver under T's kind, the VerifyFunc for
+// journal records that tuning.ChangeFor wrote from a T (or a *T), as
+// tuning.AddReverter registers their revert function: it decodes the
+// record into a new T and calls its Verify, which only reads.
 func AddVerifier[T any, P interface {
 	*T
 	tuning.Kinded
 }](ver Verifiers) {
 	var v T
-	ver[P(&v).Kind()] = VerifyAs[T, P]()
+	ver[P(&v).Kind()] = verifyAs[T, P]()
 }
 
-// VerifyAs returns the VerifyFunc for journal records that
-// tuning.ChangeFor wrote from a T (or a *T), as tuning.RevertAs returns
-// their revert function: it
-// decodes the record into a new T and calls its Verify, which only reads.
-func VerifyAs[T any, P interface {
+// verifyAs returns the VerifyFunc AddVerifier registers.
+func verifyAs[T any, P interface {
 	*T
 	tuning.Reversible
 }]() VerifyFunc {
