@@ -16,8 +16,8 @@ import (
 
 // TunedNet is a tuned [net] plugin instance that sets an interface's
 // channel counts at every tuned start (tuned 2.16 and later): what a
-// tuning.TunedProfile carries in its Extra sections (parse Render's text
-// with tuning.ParseTunedConf). tuned's net plugin (2.20) takes only
+// persist.TunedProfile carries in its Extra sections (parse Render's text
+// with persist.ParseTunedConf). tuned's net plugin (2.20) takes only
 // devices whose sysfs path is not under /sys/devices/virtual: a veth,
 // bridge or bond gets no instance ("no matching devices available" in
 // tuned's log); persist those counts with a LinkFile instead.

@@ -88,7 +88,7 @@ func (e ServerXMLEdit) Verify(context.Context) error {
 	return nil
 }
 
-// Expected is what Verify checks, on one line (tuning.Expecter): the
+// Expected is what Verify checks, on one line (persist.Expecter): the
 // file as the edit wrote it, with the size of the edit.
 func (e ServerXMLEdit) Expected() string {
 	removed, added := udiff.ChangedLines([]byte(e.Before), []byte(e.After))

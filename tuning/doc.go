@@ -63,39 +63,17 @@
 // and Host.SysctlChange prepare this package's changes, and Host.Reverters
 // undoes them.
 //
-// VerifyJournal is the read-only twin of RevertJournal, as `tuned-adm
-// verify` is to a profile: for every change a journal holds in force (a
-// run that kept its changes, persistent writes) it rebuilds the change
-// from its record and checks the host still holds it, through Verifiers
-// (Host.Verifiers for this package's kinds, whose records carry the state
-// set as well as the state before; VerifyAs for a Reversible journaled
-// with ChangeOf). A record that cannot be checked matches
-// ErrNotVerifiable.
+// Host.VerifyUndo is the read-only twin of Host.Reverters: it checks that
+// the host still holds what one record of this package's kinds set;
+// tuning/persist's VerifyJournal checks a whole journal with it.
 //
-// # Persistence: tuned profiles, sysctl.d, a boot unit
+// # Persistence
 //
-// What the live knobs do is gone after a reboot. tuned (Debian's and
-// RHEL's tuned 2.x, https://github.com/redhat-performance/tuned) applies a
-// profile, /etc/tuned/NAME/tuned.conf, at every start and reverts it when
-// another profile is chosen. TunedProfile is such a profile as a plain
-// value: [main] include= (build on the active profile) and summary=,
-// [sysfs] (OfflineCPUs gives /sys/devices/system/cpu/cpuN/online=0 lines),
-// [sysctl], [bootloader] cmdline=, and further sections such as package
-// nic's [net] instance. ParseTunedConf and TunedConf.Render read and write
-// tuned.conf as tuned's own parser (Python's configparser with "=" as the
-// only delimiter and " #" as an inline comment) reads it. Tuned drives
-// tuned-adm (profile, active, verify, off) through a CommandRunner;
-// Host.ActiveTunedProfile reads /etc/tuned/active_profile.
-//
-// Where tuned is absent, SysctlConf is a file of /etc/sysctl.d and
-// CPUOnlineUnit a oneshot systemd unit that takes CPUs offline at boot.
-//
-// Every file is written as a FileEdit (Host.PlanTunedProfile,
-// PlanSysctlConf, PlanCPUOnlineUnit, or PlanFile), and a profile switch
-// is a TunedActivation (Tuned.PlanActivate): Reversible values that hold
-// what Undo puts back (the file existed? its bytes and mode; the
-// directories created; the profiles active before), journaled with
-// ChangeOf and reverted with RevertAs.
+// What the live knobs do is gone after a reboot. Package
+// tuning/persist writes what reapplies them at every boot (a tuned
+// profile, a file of /etc/sysctl.d, a systemd unit) as Reversible values
+// a Runner journals like any other change, and checks, reading only, that
+// what a journal keeps in force still holds.
 //
 // # Errors
 //

@@ -1,5 +1,10 @@
 package tuning
 
+import (
+	"context"
+	"encoding/json"
+)
+
 // Names the black-box tests use that an importer does not need.
 type LimitError = limitError
 
@@ -16,4 +21,16 @@ func KindOf[T any, P interface {
 	Kinded
 }]() string {
 	return kindOf[T, P]()
+}
+
+// ChangeOf is changeOf, for the tests of a Reversible without a kind of
+// its own.
+func ChangeOf(kind string, r Reversible) (*Change, error) { return changeOf(kind, r) }
+
+// RevertAs is revertAs, for the same tests.
+func RevertAs[T any, P interface {
+	*T
+	Reversible
+}]() func(context.Context, json.RawMessage) error {
+	return revertAs[T, P]()
 }

@@ -1,7 +1,6 @@
 package tuning
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/nettune/nettune/internal/cpuset"
@@ -20,22 +19,6 @@ type CPUSet = cpuset.Set
 // newline are ignored. A malformed list or a negative id is an error
 // naming the text and the expected form.
 func ParseCPUList(s string) (CPUSet, error) { return cpuset.ParseFor("tuning", s) }
-
-// Errors callers branch on with errors.Is.
-var (
-	// ErrNotHotpluggable: the CPU has no cpuN/online file, so the kernel
-	// cannot take it offline (x86 cpu0 on most machines). It also matches
-	// errors.ErrUnsupported.
-	ErrNotHotpluggable error = unsupported("tuning: cpu is not hot-pluggable")
-	// ErrUnknownCPU: a negative CPU id, or one the host does not have
-	// (not in /sys/devices/system/cpu/present).
-	ErrUnknownCPU = errors.New("tuning: no such cpu")
-	// ErrAllOffline: the change would leave no CPU online.
-	ErrAllOffline = errors.New("tuning: refusing to take every cpu offline")
-	// ErrNotApplied: the kernel accepted a write but reading the state
-	// back shows a different value.
-	ErrNotApplied = errors.New("tuning: change not applied")
-)
 
 // Host drives the live kernel knobs (CPU hotplug, sysctls) of one host
 // root. The zero value is not usable; build one with New or NewDefault. A
@@ -62,12 +45,3 @@ func NewDefault() *Host { return &Host{root: hostfs.Default()} }
 
 // Root returns the host root directory the Host reads and writes under.
 func (h *Host) Root() string { return h.root.Dir() }
-
-// unsupported is a sentinel that also matches errors.ErrUnsupported.
-type unsupported string
-
-// Error returns the message.
-func (e unsupported) Error() string { return string(e) }
-
-// Is reports whether target is errors.ErrUnsupported.
-func (e unsupported) Is(target error) bool { return target == errors.ErrUnsupported }

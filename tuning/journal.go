@@ -14,23 +14,6 @@ import (
 	"github.com/nettune/nettune/internal/lockfile"
 )
 
-// ErrPendingJournal is matched by errors.Is when a journal still records
-// changes that were applied and never reverted: a previous run crashed or
-// was killed, and its changes must be reverted before a new run starts.
-var ErrPendingJournal = errors.New("tuning: journal has unreverted changes")
-
-// ErrJournalLocked is matched by errors.Is when CreateJournal or
-// RevertJournal finds the journal locked by its owner: a run that is still
-// alive. The error names that run's PID. Reverting under a live run would
-// undo its changes while it measures them.
-var ErrJournalLocked = errors.New("tuning: journal is in use by a live run")
-
-// ErrTornJournal is matched by errors.Is when a journal holds a record cut
-// short (a crash or a full disk while it was written), when it is empty,
-// or when its first record is cut: what it says cannot be read whole.
-// errors.As gives a *TornRecordError for a torn step record.
-var ErrTornJournal = errors.New("tuning: journal has a torn record")
-
 // Undo is what a step saves in the journal, before it changes anything, to
 // put the host back: a Kind that names the Reverters entry to call and the
 // JSON Data that function needs (a file's original bytes, a CPU online

@@ -111,115 +111,161 @@ func (r *Runner) Run(ctx context.Context, steps []Step) ([]StepResult, error) {
 	if r.Journal == nil {
 		return nil, errors.New("tuning: Runner needs a Journal")
 	}
-	results := make([]StepResult, len(steps))
+	x := &run{r: r, steps: steps, results: make([]StepResult, len(steps))}
 	for i, s := range steps {
-		results[i] = StepResult{Name: s.Name, Title: s.Title, Status: StatusNotRun}
-	}
-	type done struct {
-		seq  int
-		idx  int
-		undo []Undo
-	}
-	var applied []done
-
-	revertAll := func(cause error) error {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.revertTimeout())
-		defer cancel()
-		var errs []error
-		for k := len(applied) - 1; k >= 0; k-- {
-			d := applied[k]
-			if err := r.revert(rctx, d.seq, d.undo); err != nil {
-				errs = append(errs, fmt.Errorf("revert step %q: %w", steps[d.idx].Name, err))
-				continue
-			}
-			results[d.idx].Status = StatusReverted
-		}
-		applied = nil
-		if cause == nil {
-			return errors.Join(errs...)
-		}
-		return errors.Join(append([]error{cause}, errs...)...)
-	}
-
-	baselineDone := false
-	baseline := func() error {
-		baselineDone = true
-		if r.AfterStep == nil {
-			return nil
-		}
-		if err := r.AfterStep(ctx, StepResult{Name: "baseline", Title: "Baseline", Status: StatusNoChange}); err != nil {
-			return revertAll(fmt.Errorf("tuning: baseline: %w", err))
-		}
-		return nil
+		x.results[i] = StepResult{Name: s.Name, Title: s.Title, Status: StatusNotRun}
 	}
 	for i, s := range steps {
-		res := &results[i]
-		if !baselineDone && !s.Baseline {
-			if err := baseline(); err != nil {
-				return results, err
+		if !x.baselineDone && !s.Baseline {
+			if err := x.baseline(ctx); err != nil {
+				return x.results, err
 			}
 		}
-		if err := ctx.Err(); err != nil {
-			return results, revertAll(fmt.Errorf("tuning: stopped before step %q: %w", s.Name, err))
-		}
-		start := time.Now()
-		ch, err := s.Prepare(ctx)
-		if err != nil {
-			res.Status, res.Reason = StatusFailed, err.Error()
-			return results, revertAll(fmt.Errorf("tuning: prepare step %q: %w", s.Name, err))
-		}
-		res.Describe = ch.Describe
-		switch {
-		case ch.Skip != "":
-			res.Status, res.Reason = StatusSkipped, ch.Skip
-			continue
-		case ch.Apply == nil:
-			res.Status = StatusNoChange
-			continue
-		}
-		for _, u := range ch.Undo {
-			if r.Reverters[u.Kind] == nil {
-				res.Status, res.Reason = StatusFailed, "no reverter for "+u.Kind
-				return results, revertAll(fmt.Errorf("tuning: step %q: no RevertFunc registered for undo kind %q", s.Name, u.Kind))
-			}
-		}
-		seq, err := r.Journal.Begin(s.Name, ch.Undo)
-		if err != nil {
-			res.Status, res.Reason = StatusFailed, err.Error()
-			return results, revertAll(err)
-		}
-		// From here the change may be (half) made: it is reverted on error.
-		applied = append(applied, done{seq: seq, idx: i, undo: ch.Undo})
-		if err := ch.Apply(ctx); err != nil {
-			res.Status, res.Reason = StatusFailed, err.Error()
-			return results, revertAll(fmt.Errorf("tuning: apply step %q: %w", s.Name, err))
-		}
-		if err := r.Journal.Applied(seq); err != nil {
-			res.Status, res.Reason = StatusFailed, err.Error()
-			return results, revertAll(err)
-		}
-		if ch.Verify != nil {
-			if err := ch.Verify(ctx); err != nil {
-				res.Status, res.Reason = StatusFailed, err.Error()
-				return results, revertAll(fmt.Errorf("tuning: verify step %q: %w", s.Name, err))
-			}
-		}
-		res.Status, res.Duration = StatusApplied, time.Since(start)
-		if r.AfterStep != nil && !s.Baseline {
-			if err := r.AfterStep(ctx, *res); err != nil {
-				return results, revertAll(fmt.Errorf("tuning: after step %q: %w", s.Name, err))
-			}
+		if err := x.step(ctx, i); err != nil {
+			return x.results, err
 		}
 	}
-	if !baselineDone {
-		if err := baseline(); err != nil {
-			return results, err
+	if !x.baselineDone {
+		if err := x.baseline(ctx); err != nil {
+			return x.results, err
 		}
 	}
 	if r.Keep {
-		return results, nil
+		return x.results, nil
 	}
-	return results, revertAll(nil)
+	return x.results, x.revertAll(ctx, nil)
+}
+
+// run is one Runner.Run in progress: its steps, their results, and the
+// changes journaled so far, which an error reverts.
+type run struct {
+	r            *Runner
+	steps        []Step
+	results      []StepResult
+	applied      []appliedStep
+	baselineDone bool
+}
+
+// appliedStep is a change that may be (half) made: its journal sequence
+// number, its step's index and its undo records.
+type appliedStep struct {
+	seq  int
+	idx  int
+	undo []Undo
+}
+
+// step runs steps[i]: it prepares the change, journals, applies and
+// verifies it, then calls AfterStep. Any error comes back after every
+// change so far was reverted, joined with the revert's failures.
+func (x *run) step(ctx context.Context, i int) error {
+	s, res := x.steps[i], &x.results[i]
+	if err := ctx.Err(); err != nil {
+		return x.revertAll(ctx, fmt.Errorf("tuning: stopped before step %q: %w", s.Name, err))
+	}
+	start := time.Now()
+	ch, err := x.prepare(ctx, i)
+	if err != nil || ch == nil {
+		return err
+	}
+	if err := x.apply(ctx, i, ch); err != nil {
+		return err
+	}
+	res.Status, res.Duration = StatusApplied, time.Since(start)
+	if x.r.AfterStep != nil && !s.Baseline {
+		if err := x.r.AfterStep(ctx, *res); err != nil {
+			return x.revertAll(ctx, fmt.Errorf("tuning: after step %q: %w", s.Name, err))
+		}
+	}
+	return nil
+}
+
+// prepare returns steps[i]'s change, or nil when there is nothing to
+// apply (skipped, or unchanged). A change with an undo kind no reverter
+// knows fails before anything of it is made.
+func (x *run) prepare(ctx context.Context, i int) (*Change, error) {
+	s, res := x.steps[i], &x.results[i]
+	ch, err := s.Prepare(ctx)
+	if err != nil {
+		return nil, x.fail(ctx, i, err.Error(), fmt.Errorf("tuning: prepare step %q: %w", s.Name, err))
+	}
+	res.Describe = ch.Describe
+	switch {
+	case ch.Skip != "":
+		res.Status, res.Reason = StatusSkipped, ch.Skip
+		return nil, nil
+	case ch.Apply == nil:
+		res.Status = StatusNoChange
+		return nil, nil
+	}
+	for _, u := range ch.Undo {
+		if x.r.Reverters[u.Kind] == nil {
+			return nil, x.fail(ctx, i, "no reverter for "+u.Kind, fmt.Errorf("tuning: step %q: no RevertFunc registered for undo kind %q", s.Name, u.Kind))
+		}
+	}
+	return ch, nil
+}
+
+// apply journals ch's undo records, then applies and verifies it. From
+// the journal's record on, the change is reverted on error.
+func (x *run) apply(ctx context.Context, i int, ch *Change) error {
+	s := x.steps[i]
+	seq, err := x.r.Journal.Begin(s.Name, ch.Undo)
+	if err != nil {
+		return x.fail(ctx, i, err.Error(), err)
+	}
+	x.applied = append(x.applied, appliedStep{seq: seq, idx: i, undo: ch.Undo})
+	if err := ch.Apply(ctx); err != nil {
+		return x.fail(ctx, i, err.Error(), fmt.Errorf("tuning: apply step %q: %w", s.Name, err))
+	}
+	if err := x.r.Journal.Applied(seq); err != nil {
+		return x.fail(ctx, i, err.Error(), err)
+	}
+	if ch.Verify != nil {
+		if err := ch.Verify(ctx); err != nil {
+			return x.fail(ctx, i, err.Error(), fmt.Errorf("tuning: verify step %q: %w", s.Name, err))
+		}
+	}
+	return nil
+}
+
+// fail marks steps[i] failed for reason and reverts, for cause.
+func (x *run) fail(ctx context.Context, i int, reason string, cause error) error {
+	x.results[i].Status, x.results[i].Reason = StatusFailed, reason
+	return x.revertAll(ctx, cause)
+}
+
+// baseline makes the "baseline" AfterStep call, once.
+func (x *run) baseline(ctx context.Context) error {
+	x.baselineDone = true
+	if x.r.AfterStep == nil {
+		return nil
+	}
+	if err := x.r.AfterStep(ctx, StepResult{Name: "baseline", Title: "Baseline", Status: StatusNoChange}); err != nil {
+		return x.revertAll(ctx, fmt.Errorf("tuning: baseline: %w", err))
+	}
+	return nil
+}
+
+// revertAll reverts every change applied so far, newest first, even once
+// ctx is done (bounded by RevertTimeout), and returns cause joined with
+// the failures.
+func (x *run) revertAll(ctx context.Context, cause error) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), x.r.revertTimeout())
+	defer cancel()
+	var errs []error
+	for k := len(x.applied) - 1; k >= 0; k-- {
+		d := x.applied[k]
+		if err := x.r.revert(rctx, d.seq, d.undo); err != nil {
+			errs = append(errs, fmt.Errorf("revert step %q: %w", x.steps[d.idx].Name, err))
+			continue
+		}
+		x.results[d.idx].Status = StatusReverted
+	}
+	x.applied = nil
+	if cause == nil {
+		return errors.Join(errs...)
+	}
+	return errors.Join(append([]error{cause}, errs...)...)
 }
 
 func (r *Runner) revertTimeout() time.Duration {

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/nettune/nettune/internal/atomicfile"
+	"github.com/nettune/nettune/internal/persistfile"
 	"github.com/nettune/nettune/internal/udiff"
 )
 
@@ -17,7 +18,7 @@ import (
 const undoFile = "file"
 
 // fileUndo is the journal record of a file rewrite: the file's bytes and
-// mode before the change, and the bytes written (what Host.Verifiers
+// mode before the change, and the bytes written (what Host.VerifyUndo
 // checks; nil in a record from before it was kept).
 type fileUndo struct {
 	Path    string      `json:"path"`
@@ -66,12 +67,8 @@ func FileChange(path string, render func(old []byte) ([]byte, error)) (*Change, 
 // verifyFile re-reads the file at path and checks it holds want; the
 // error names the first line that differs.
 func verifyFile(path string, want []byte) error {
-	got, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("tuning: verify %s: %w", path, err)
-	}
-	if !bytes.Equal(got, want) {
-		return fmt.Errorf("tuning: verify %s: content differs from what was written: %s", path, udiff.FirstDifference(got, want))
+	if err := persistfile.Verify(path, want); err != nil {
+		return fmt.Errorf("tuning: %w", err)
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ const (
 )
 
 // sysctlUndo is the journal record of a sysctl change: the value before
-// and the value set (what Host.Verifiers checks; nil in a record from
+// and the value set (what Host.VerifyUndo checks; nil in a record from
 // before it was kept).
 type sysctlUndo struct {
 	Name  string  `json:"name"`
@@ -24,7 +24,7 @@ type sysctlUndo struct {
 }
 
 // cpuOnlineUndo is the journal record of KeepOnlineChange: the snapshot
-// RestoreCPUs puts back, and the CPUs kept online (what Host.Verifiers
+// RestoreCPUs puts back, and the CPUs kept online (what Host.VerifyUndo
 // checks; nil in a record from before it was kept). Its JSON is the
 // snapshot's with a "want" field.
 type cpuOnlineUndo struct {
@@ -34,10 +34,9 @@ type cpuOnlineUndo struct {
 
 // Reverters returns the revert functions for the changes this package
 // makes, bound to h's root, under the Undo kinds "file" (FileChange),
-// "cpu-online" (KeepOnlineChange) and "sysctl" (SysctlChange). FileEdit
-// and TunedActivation values are journaled under kinds the caller picks
-// (ChangeOf) and reverted with RevertAs. Callers add
-// their own kinds (NIC channels, IRQ affinity) to the map.
+// "cpu-online" (KeepOnlineChange) and "sysctl" (SysctlChange). Callers
+// add their own kinds (NIC channels, IRQ affinity, tuning/persist's files
+// and profile switch) to the map, with AddReverter.
 func (h *Host) Reverters() Reverters {
 	return Reverters{
 		undoFile: revertFile,

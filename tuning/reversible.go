@@ -12,7 +12,8 @@ import (
 // what it does, Apply makes it, Verify re-reads what Apply wrote, and Undo
 // puts back the state recorded when the value was planned. The value
 // itself, marshalled as JSON, is what a journal must keep to undo it after
-// a crash: ChangeOf journals it and RevertAs undoes it from the journal.
+// a crash: ChangeFor journals it and AddReverter's function undoes it from
+// the journal.
 // Undo must be idempotent, like a Reverters function.
 type Reversible interface {
 	Describe() string
@@ -21,11 +22,9 @@ type Reversible interface {
 	Undo(ctx context.Context) error
 }
 
-// ChangeOf adapts r to a Step's Change: Describe, Apply and Verify are
-// r's, and the one undo record is r itself, as JSON, under kind. Register
-// RevertAs for the same kind in the Runner's Reverters (and for
-// RevertJournal).
-func ChangeOf(kind string, r Reversible) (*Change, error) {
+// changeOf adapts r to a Step's Change: Describe, Apply and Verify are
+// r's, and the one undo record is r itself, as JSON, under kind.
+func changeOf(kind string, r Reversible) (*Change, error) {
 	undo, err := NewUndo(kind, r)
 	if err != nil {
 		return nil, err
@@ -36,14 +35,17 @@ func ChangeOf(kind string, r Reversible) (*Change, error) {
 // Kinded is a Reversible that names its journal kind: one kind for every
 // value of its type, given by the package that owns the type, so that a
 // program journals, reverts and verifies it without a kind string of its
-// own (ChangeFor, AddReverter, AddVerifier).
+// own (ChangeFor, AddReverter, and tuning/persist's AddVerifier).
 type Kinded interface {
 	Reversible
 	Kind() string
 }
 
-// ChangeFor is ChangeOf under r's own kind.
-func ChangeFor(r Kinded) (*Change, error) { return ChangeOf(r.Kind(), r) }
+// ChangeFor adapts r to a Step's Change: Describe, Apply and Verify are
+// r's, and the one undo record is r itself, as JSON, under r's kind.
+// Register its type with AddReverter in the Runner's Reverters (and for
+// RevertJournal).
+func ChangeFor(r Kinded) (*Change, error) { return changeOf(r.Kind(), r) }
 
 // kindOf returns the journal kind of T's records.
 func kindOf[T any, P interface {
@@ -54,22 +56,20 @@ func kindOf[T any, P interface {
 	return P(&v).Kind()
 }
 
-// AddReverter registers RevertAs[T] in rev under T's kind. For example:
+// AddReverter registers, in rev under T's kind, the revert function for
+// journal records that ChangeFor wrote from a T (or a *T): it decodes the
+// record into a new T and calls its Undo. For example:
 //
 //	tuning.AddReverter[nic.ChannelsEdit](rev)
 func AddReverter[T any, P interface {
 	*T
 	Kinded
 }](rev Reverters) {
-	rev[kindOf[T, P]()] = RevertAs[T, P]()
+	rev[kindOf[T, P]()] = revertAs[T, P]()
 }
 
-// RevertAs returns the revert function for journal records that ChangeOf
-// wrote from a T (or a *T): it decodes the record into a new T and calls
-// its Undo. For example:
-//
-//	rev["nic-channels"] = tuning.RevertAs[nic.ChannelsEdit]()
-func RevertAs[T any, P interface {
+// revertAs returns the revert function AddReverter registers.
+func revertAs[T any, P interface {
 	*T
 	Reversible
 }]() func(context.Context, json.RawMessage) error {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // counterFile is a Reversible over one file holding a number: enough to
@@ -71,7 +72,7 @@ type kindedCounter struct{ counterFile }
 func (kindedCounter) Kind() string { return "kinded-counter" }
 
 // TestChangeForAddReverter: a Kinded value journals under its own kind,
-// and AddReverter and AddVerifier register its type under that kind, so
+// and AddReverter and persist.AddVerifier register its type under that kind, so
 // a revert from the record alone needs no kind string of the caller's.
 func TestChangeForAddReverter(t *testing.T) {
 	dir := t.TempDir()
@@ -83,9 +84,9 @@ func TestChangeForAddReverter(t *testing.T) {
 	assert.Equal(t, "kinded-counter", ch.Undo[0].Kind)
 	assert.Equal(t, "kinded-counter", tuning.KindOf[kindedCounter]())
 
-	rev, ver := tuning.Reverters{}, tuning.Verifiers{}
+	rev, ver := tuning.Reverters{}, persist.Verifiers{}
 	tuning.AddReverter[kindedCounter](rev)
-	tuning.AddVerifier[kindedCounter](ver)
+	persist.AddVerifier[kindedCounter](ver)
 	require.Contains(t, rev, "kinded-counter")
 	require.Contains(t, ver, "kinded-counter")
 	require.NoError(t, ch.Apply(context.Background()))
@@ -96,11 +97,4 @@ func TestChangeForAddReverter(t *testing.T) {
 	got, err := os.ReadFile(p)
 	require.NoError(t, err)
 	assert.Equal(t, "1", string(got))
-}
-
-// TestPackageKinds: the kinds of this package's values are the strings
-// journals already hold (a journal written before Kind existed reverts).
-func TestPackageKinds(t *testing.T) {
-	assert.Equal(t, "persist-file", tuning.KindOf[tuning.FileEdit]())
-	assert.Equal(t, "tuned-activation", tuning.KindOf[tuning.TunedActivation]())
 }

@@ -20,32 +20,11 @@ var errSysctlName = errors.New("tuning: invalid sysctl name")
 // interface name. A name that would leave /proc/sys or that is malformed
 // is an error matching errSysctlName.
 func sysctlPath(name string) (string, error) {
-	fail := func(why string) (string, error) {
+	rel, why := hostfs.SysctlRel(name)
+	if why != "" {
 		return "", fmt.Errorf("%w %q: %s; expected a dotted name like net.ipv4.tcp_max_tw_buckets", errSysctlName, name, why)
 	}
-	if name == "" {
-		return fail("empty")
-	}
-	if strings.ContainsAny(name, " \t\r\n\x00") {
-		return fail("it holds white space or a NUL")
-	}
-	if strings.HasPrefix(name, "/") {
-		return fail("absolute paths are not sysctl names")
-	}
-	sep := "."
-	if strings.Contains(name, "/") {
-		sep = "/"
-	}
-	parts := strings.Split(name, sep)
-	for _, p := range parts {
-		switch p {
-		case "":
-			return fail("empty component")
-		case ".", "..":
-			return fail(fmt.Sprintf("component %q", p))
-		}
-	}
-	return strings.Join(parts, "/"), nil
+	return rel, nil
 }
 
 func (h *Host) sysctlFile(name string) (string, error) {

@@ -2,9 +2,6 @@ package tuning
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,18 +26,16 @@ func journalChange(t *testing.T, j *Journal, step string, ch *Change, apply func
 	require.NoError(t, j.Applied(seq))
 }
 
-// TestVerifyJournalHostKinds: the records of the cpu-online, sysctl and
-// file kinds now carry the state set, and Host.Verifiers checks it on a
-// fixture root; a sysctl set back by hand differs, naming both values;
-// records without the state set, of an unknown kind, or of a change that
-// never finished applying are told apart; reverted changes are not
-// checked.
-func TestVerifyJournalHostKinds(t *testing.T) {
+// TestVerifyUndoHostKinds: the records of the cpu-online, sysctl and
+// file kinds carry the state set, and VerifyUndo checks it on a fixture
+// root; a sysctl set back by hand differs, naming both values; records
+// without the state set, or of another kind, cannot tell.
+func TestVerifyUndoHostKinds(t *testing.T) {
 	h, _ := newFixtureHost(t, seedsHost())
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "j")
-	j, err := CreateJournal(path)
+	j, err := CreateJournal(filepath.Join(t.TempDir(), "j"))
 	require.NoError(t, err)
+	defer j.Close()
 
 	cpus, err := h.KeepOnlineChange(cpuset.Range(0, 7))
 	require.NoError(t, err)
@@ -60,104 +55,43 @@ func TestVerifyJournalHostKinds(t *testing.T) {
 	require.NoError(t, err)
 	journalChange(t, j, "conf", file, nil)
 
-	// A record as older journals hold it: the snapshot only.
+	check := func(u Undo) (string, bool, error) { return h.VerifyUndo(ctx, u) }
+	want, ok, err := check(cpus.Undo[0])
+	assert.Equal(t, "online CPUs 0-7", want)
+	assert.True(t, ok)
+	assert.NoError(t, err)
+	want, ok, err = check(tw.Undo[0])
+	assert.Equal(t, "sysctl net.ipv4.tcp_max_tw_buckets = 262144", want)
+	assert.True(t, ok)
+	assert.NoError(t, err)
+	want, ok, err = check(file.Undo[0])
+	assert.Equal(t, conf+" as written (8 bytes)", want)
+	assert.True(t, ok)
+	assert.NoError(t, err)
+
+	// A record as older journals hold it: the snapshot only; and a kind
+	// that is not this package's.
 	snap, err := NewUndo(undoCPUs, CPUSnapshot{Online: cpuset.Range(0, 191)})
 	require.NoError(t, err)
-	journalChange(t, j, "old-cpus", &Change{Undo: []Undo{snap}}, func() error { return nil })
-	// A kind no verifier knows, and a change without an undo record.
+	_, ok, err = check(snap)
+	assert.False(t, ok)
+	assert.ErrorContains(t, err, "holds the CPUs online before the change (0-191) only")
 	odd, err := NewUndo("odd", map[string]int{"x": 1})
 	require.NoError(t, err)
-	journalChange(t, j, "odd", &Change{Undo: []Undo{odd}}, func() error { return nil })
-	journalChange(t, j, "placement", &Change{}, func() error { return nil })
-	// Begun, never applied; and one reverted.
-	_, err = j.Begin("killed", []Undo{tw.Undo[0]})
-	require.NoError(t, err)
-	seq, err := j.Begin("undone", []Undo{odd})
-	require.NoError(t, err)
-	require.NoError(t, j.Reverted(seq))
-
-	// A live run's journal is refused, naming its PID.
-	_, err = VerifyJournal(ctx, path, h.Verifiers())
-	require.ErrorIs(t, err, ErrJournalLocked)
-	assert.Contains(t, err.Error(), fmt.Sprintf("PID %d", os.Getpid()))
-	require.NoError(t, j.Close())
-
-	checks, err := VerifyJournal(ctx, path, h.Verifiers())
-	require.NoError(t, err)
-	byStep := map[string]RecordCheck{}
-	var steps []string
-	for _, c := range checks {
-		byStep[c.Step] = c
-		steps = append(steps, c.Step)
-	}
-	assert.Equal(t, []string{"cpus", "tw-buckets", "conf", "old-cpus", "odd", "placement", "killed"}, steps, "in force, in journal order")
-	assert.Equal(t, "online CPUs 0-7", byStep["cpus"].Expected)
-	assert.NoError(t, byStep["cpus"].Err)
-	assert.Equal(t, "sysctl net.ipv4.tcp_max_tw_buckets = 262144", byStep["tw-buckets"].Expected)
-	assert.NoError(t, byStep["tw-buckets"].Err)
-	assert.Equal(t, conf+" as written (8 bytes)", byStep["conf"].Expected)
-	assert.NoError(t, byStep["conf"].Err)
-	assert.ErrorIs(t, byStep["old-cpus"].Err, ErrNotVerifiable)
-	assert.ErrorIs(t, byStep["odd"].Err, ErrNotVerifiable)
-	assert.True(t, byStep["placement"].NoRecord)
-	assert.NoError(t, byStep["placement"].Err)
-	assert.True(t, byStep["killed"].Interrupted)
+	_, ok, err = check(odd)
+	assert.False(t, ok)
+	assert.Error(t, err)
 
 	// Changed by hand: each is named with what was found.
 	require.NoError(t, os.WriteFile(twFile, []byte("65536\n"), 0o644))
 	require.NoError(t, os.WriteFile(conf, []byte("a=1\nb=4\n"), 0o644))
 	require.NoError(t, h.SetOnline(8, true))
-	checks, err = VerifyJournal(ctx, path, h.Verifiers())
-	require.NoError(t, err)
-	for _, c := range checks {
-		byStep[c.Step] = c
-	}
-	assert.ErrorIs(t, byStep["tw-buckets"].Err, ErrNotApplied)
-	assert.ErrorContains(t, byStep["tw-buckets"].Err, `sysctl net.ipv4.tcp_max_tw_buckets is "65536", want "262144"`)
-	assert.ErrorContains(t, byStep["conf"].Err, `line 2 is "b=4", want "b=3"`)
-	assert.ErrorContains(t, byStep["cpus"].Err, "online CPUs are 0-8, wanted 0-7")
-
-	// The records still revert as before: the snapshot is read whole.
-	done, err := RevertJournal(ctx, path, h.Reverters())
-	require.Error(t, err, "the odd kind has no reverter")
-	assert.Contains(t, done, "cpus")
-	on, err := h.OnlineCPUs()
-	require.NoError(t, err)
-	assert.Equal(t, "0-191", on.String())
-}
-
-func TestParseLocks(t *testing.T) {
-	locks := `1: POSIX  ADVISORY  WRITE 17913 00:27:879816 0 EOF
-2: FLOCK  ADVISORY  WRITE 19883 fe:00:10241718 0 EOF
-2: -> FLOCK  ADVISORY  WRITE 20000 fe:00:10241718 0 EOF
-3: FLOCK  ADVISORY  READ 10477 fe:00:9981457 0 EOF
-`
-	pid, err := parseLocks(strings.NewReader(locks), 0xfe, 0, 10241718)
-	require.NoError(t, err)
-	assert.Equal(t, 19883, pid)
-	pid, err = parseLocks(strings.NewReader(locks), 0, 0x27, 879816)
-	require.NoError(t, err)
-	assert.Zero(t, pid, "a POSIX lock is not a journal's flock")
-	_, err = parseLocks(strings.NewReader("1: FLOCK  ADVISORY  WRITE x fe:00:1 0 EOF\n"), 0xfe, 0, 1)
-	assert.Error(t, err)
-}
-
-// TestVerifyAs: a Reversible's record comes back through VerifyAs and its
-// Verify runs; a record that does not decode is not verifiable.
-func TestVerifyAs(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "f")
-	e, err := PlanFile(p, []byte("x\n"))
-	require.NoError(t, err)
-	require.NoError(t, e.Apply(context.Background()))
-	ch, err := ChangeOf("persist-file", e)
-	require.NoError(t, err)
-	fn := VerifyAs[FileEdit]()
-	want, err := fn(context.Background(), ch.Undo[0].Data)
-	require.NoError(t, err)
-	assert.Equal(t, "write "+p+" (2 bytes, new)", want)
-	require.NoError(t, os.WriteFile(p, []byte("y\n"), 0o644))
-	_, err = fn(context.Background(), ch.Undo[0].Data)
-	assert.ErrorContains(t, err, `line 1 is "y", want "x"`)
-	_, err = fn(context.Background(), json.RawMessage(`[1]`))
-	assert.True(t, errors.Is(err, ErrNotVerifiable))
+	_, ok, err = check(tw.Undo[0])
+	assert.True(t, ok)
+	assert.ErrorIs(t, err, ErrNotApplied)
+	assert.ErrorContains(t, err, `sysctl net.ipv4.tcp_max_tw_buckets is "65536", want "262144"`)
+	_, _, err = check(file.Undo[0])
+	assert.ErrorContains(t, err, `line 2 is "b=4", want "b=3"`)
+	_, _, err = check(cpus.Undo[0])
+	assert.ErrorContains(t, err, "online CPUs are 0-8, wanted 0-7")
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // The user's tuned profile before the study, in the container. The
@@ -114,7 +115,7 @@ func tunedState(t *testing.T, ctx context.Context, c *nspawn.Container) (active 
 	t.Helper()
 	out, err := c.Run(ctx, nil, "tuned-adm", "active")
 	require.NoError(t, err)
-	names, running, err := tuning.ParseTunedAdmActive(out)
+	names, running, err := persist.ParseTunedAdmActive(out)
 	require.NoError(t, err)
 	require.True(t, running, "tuned runs in the container: %s", out)
 	_, verify = c.Run(ctx, nil, "tuned-adm", "verify")

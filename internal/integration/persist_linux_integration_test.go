@@ -21,7 +21,7 @@ import (
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/nic"
 	"github.com/nettune/nettune/tomcatconf"
-	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // tunedRunner runs tuned-adm (and anything else) inside the container.
@@ -170,8 +170,8 @@ func TestIntegrationPersistSurvivesReboot(t *testing.T) {
 		require.NoError(t, os.Remove(root))
 		require.NoError(t, os.Symlink(c.Root(), root))
 	}
-	td := &tuning.Tuned{Runner: tunedRunner{c}}
-	host, err := tuning.New(root)
+	td := &persist.Tuned{Runner: tunedRunner{c}}
+	host, err := persist.New(root)
 	require.NoError(t, err)
 
 	// --- boot 1: persist ---
@@ -188,7 +188,7 @@ func TestIntegrationPersistSurvivesReboot(t *testing.T) {
 	require.NoError(t, nc.Close())
 	netINI, err := ch.TunedNet(ifname, 4).Render()
 	require.NoError(t, err)
-	netConf, err := tuning.ParseTunedConf(netINI, "nic")
+	netConf, err := persist.ParseTunedConf(netINI, "nic")
 	require.NoError(t, err)
 
 	// No include= here: the profile tuned picks in this container
@@ -197,10 +197,10 @@ func TestIntegrationPersistSurvivesReboot(t *testing.T) {
 	// outside net.* are read-only), so `tuned-adm verify` of anything
 	// that includes it fails here whatever nettune writes. include= is
 	// covered by the unit tests; the previous profile comes back below.
-	profile := tuning.TunedProfile{
+	profile := persist.TunedProfile{
 		Name:    "nettune-tomcat",
 		Summary: "Tomcat, tuned by nettune (integration test)",
-		Sysctl:  []tuning.Setting{{Key: "net.core.somaxconn", Value: "3333"}},
+		Sysctl:  []persist.Setting{{Key: "net.core.somaxconn", Value: "3333"}},
 		Extra:   netConf,
 	}
 	pf, err := host.PlanTunedProfile(profile)
@@ -224,8 +224,8 @@ func TestIntegrationPersistSurvivesReboot(t *testing.T) {
 	// /proc/sys/net is writable there, and only net.* can be set).
 	twDefault, err := c.Run(ctx, nil, "cat", "/proc/sys/net/ipv4/tcp_max_tw_buckets")
 	require.NoError(t, err)
-	sc, err := host.PlanSysctlConf(tuning.SysctlConf{File: "90-nettune.conf",
-		Settings: []tuning.Setting{{Key: "net.ipv4.tcp_max_tw_buckets", Value: "4321"}}})
+	sc, err := host.PlanSysctlConf(persist.SysctlConf{File: "90-nettune.conf",
+		Settings: []persist.Setting{{Key: "net.ipv4.tcp_max_tw_buckets", Value: "4321"}}})
 	require.NoError(t, err)
 	require.NoError(t, sc.Apply(ctx))
 

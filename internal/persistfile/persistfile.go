@@ -3,7 +3,7 @@
 // .link file), which may not exist before, and puts back what was there:
 // the previous bytes and mode, or no file and none of the directories the
 // write created. The public packages convert Record to their own exported
-// type of the same shape (tuning.FileWrite, nic.LinkFileWrite,
+// type of the same shape (persist.FileEdit, nic.LinkFileEdit,
 // tomcatconf.DropInResult's fields).
 package persistfile
 
@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/nettune/nettune/internal/atomicfile"
+	"github.com/nettune/nettune/internal/udiff"
 )
 
 // Record says what writing one file did and holds what Restore needs.
@@ -117,6 +118,20 @@ func removeEmpty(dirs []string) error {
 		if err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.EEXIST) {
 			return fmt.Errorf("remove directory %s: %w", d, err)
 		}
+	}
+	return nil
+}
+
+// Verify re-reads the file at path and checks it holds want; the error
+// names the path and the first line that differs. The caller adds its
+// package's prefix.
+func Verify(path string, want []byte) error {
+	got, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("verify %s: %w", path, err)
+	}
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("verify %s: content differs from what was written: %s", path, udiff.FirstDifference(got, want))
 	}
 	return nil
 }

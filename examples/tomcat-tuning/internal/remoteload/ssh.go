@@ -23,6 +23,7 @@ import (
 
 	"github.com/nettune/nettune/loadgen"
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // KindRemoteDir is the journal record of the private directory the study
@@ -310,7 +311,7 @@ func (c *SSHClient) Cleanup(ctx context.Context) error {
 // Register adds KindRemoteDir's revert to rev and its check to ver
 // (either may be nil): a journal of a run with load hosts then reverts
 // and verifies with the study's other kinds.
-func Register(rev tuning.Reverters, ver tuning.Verifiers) {
+func Register(rev tuning.Reverters, ver persist.Verifiers) {
 	if rev != nil {
 		rev[KindRemoteDir] = revertRemoteDir
 	}
@@ -325,10 +326,10 @@ func Register(rev tuning.Reverters, ver tuning.Verifiers) {
 func verifyRemoteDir(_ context.Context, data json.RawMessage) (string, error) {
 	var c SSHClient
 	if err := json.Unmarshal(data, &c); err != nil {
-		return "", fmt.Errorf("%w: journal record %s: %v", tuning.ErrNotVerifiable, KindRemoteDir, err)
+		return "", fmt.Errorf("%w: journal record %s: %v", persist.ErrNotVerifiable, KindRemoteDir, err)
 	}
 	return "the load worker's directory " + c.Dir + " on " + c.Host,
-		fmt.Errorf("%w: a run's leftover on the client %s, not a setting of this host: -revert removes it", tuning.ErrNotVerifiable, c.Host)
+		fmt.Errorf("%w: a run's leftover on the client %s, not a setting of this host: -revert removes it", persist.ErrNotVerifiable, c.Host)
 }
 
 // revertRemoteDir is the Reverters entry of KindRemoteDir.

@@ -13,9 +13,9 @@
 //     from a thread census), nic-queues (queues = CPUs), numa-local (CPUs
 //     of the NIC's node). Each change is the value of the package that
 //     owns it (tuning.KeepOnlineChange, tomcatconf.ServerXMLEdit and
-//     DropInChange, nic.ChannelsEdit), adapted with tuning.ChangeOf; the
-//     journal holds the values, and Reverters undoes them with
-//     tuning.RevertAs, so a revert after a crash needs no code of its own.
+//     DropInChange, nic.ChannelsEdit), adapted with tuning.ChangeFor; the
+//     journal holds the values, and Reverters undoes them through
+//     tuning.AddReverter, so a revert after a crash needs no code of its own.
 //  3. Plan prints every step's change without making it and measures a
 //     baseline; Apply runs the steps through a tuning.Runner with a
 //     journal, restarting Tomcat (tomcatconf.RestartChange) and measuring

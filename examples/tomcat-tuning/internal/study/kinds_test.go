@@ -20,6 +20,7 @@ import (
 	"github.com/nettune/nettune/numa"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // TestKindsDeclareTheGuide: the kinds are the guide's seven steps in its
@@ -171,8 +172,7 @@ func stepLit(t *testing.T, fset *token.FileSet, e ast.Expr) {
 // journals under the kind the value's package gives it, and those kinds
 // are the strings journals written before Kind existed hold.
 func TestJournalKinds(t *testing.T) {
-	h := tuning.NewDefault()
-	rev, ver := Reverters(h), Verifiers(h)
+	rev, ver := Reverters(tuning.NewDefault()), Verifiers(persist.NewDefault())
 	for kind, got := range map[string]string{
 		"nic-channels":      nic.ChannelsEdit{}.Kind(),
 		"nic-irq-affinity":  nic.IRQAffinityEdit{}.Kind(),
@@ -180,8 +180,8 @@ func TestJournalKinds(t *testing.T) {
 		"tomcat-instance":   tomcatconf.RestartChange{}.Kind(),
 		"systemd-drop-in":   tomcatconf.DropInChange{}.Kind(),
 		"tomcat-server-xml": tomcatconf.ServerXMLEdit{}.Kind(),
-		"persist-file":      tuning.FileEdit{}.Kind(),
-		"tuned-activation":  tuning.TunedActivation{}.Kind(),
+		"persist-file":      persist.FileEdit{}.Kind(),
+		"tuned-activation":  persist.TunedActivation{}.Kind(),
 		"cpu-affinity":      numa.PinChange{}.Kind(),
 		"ssh-worker-dir":    remoteload.KindRemoteDir,
 		"file":              "file",

@@ -16,6 +16,7 @@ import (
 	"github.com/nettune/nettune/nic"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // SysctlConfFile is the /etc/sysctl.d file -persist and -export write for
@@ -56,11 +57,11 @@ type Persistence struct {
 	// /etc/tuned): the profile carries the CPUs, channels and boot
 	// parameters; otherwise CPUUnit and Link do.
 	Tuned   bool
-	Profile *tuning.TunedProfile
-	CPUUnit *tuning.CPUOnlineUnit
+	Profile *persist.TunedProfile
+	CPUUnit *persist.CPUOnlineUnit
 	// Sysctl is the study's /etc/sysctl.d file, for the kept sysctl
 	// steps where tuned is not installed (with tuned, Profile.Sysctl).
-	Sysctl *tuning.SysctlConf
+	Sysctl *persist.SysctlConf
 	Link   *nic.LinkFile
 	// DropIn is the Tomcat unit's persistent drop-in
 	// (/etc/systemd/system/UNIT.d/nettune.conf).
@@ -68,7 +69,7 @@ type Persistence struct {
 	// ServerXML is the kept server.xml edits as one edit.
 	ServerXML *tomcatconf.ServerXMLEdit
 	// Files are further files a kept step writes as they are (the jvm
-	// step's setenv.sh), each journaled as a tuning.FileEdit.
+	// step's setenv.sh), each journaled as a persist.FileEdit.
 	Files []PersistFile
 	// Notes say what could not be made persistent, and why.
 	Notes []string
@@ -87,7 +88,7 @@ type PersistFile struct {
 // nothing.
 func PlanPersist(h Host, o Options, f *Findings, keep []string) (Persistence, error) {
 	var p Persistence
-	cpus, err := tuning.New(h.Root)
+	files, err := persist.New(h.Root)
 	if err != nil {
 		return p, err
 	}
@@ -95,12 +96,12 @@ func PlanPersist(h Host, o Options, f *Findings, keep []string) (Persistence, er
 	_, errDir := os.Stat(filepath.Join(h.Root, "etc", "tuned"))
 	p.Tuned = errAdm == nil && errDir == nil
 	if p.Tuned {
-		active, err := cpus.ActiveTunedProfile()
+		active, err := files.ActiveTunedProfile()
 		if err != nil {
 			return p, err
 		}
 		active = slices.DeleteFunc(active, func(n string) bool { return n == ProfileName })
-		p.Profile = &tuning.TunedProfile{Name: ProfileName, Include: active,
+		p.Profile = &persist.TunedProfile{Name: ProfileName, Include: active,
 			Summary: "the Arm Neoverse Tomcat guide's steps that gained, kept by nettune"}
 	}
 	pp := &persistPlan{h: h, o: o, f: f, p: &p, place: InitialPlacement(h, o)}
@@ -156,9 +157,9 @@ func (pp *persistPlan) finish() error {
 		// At boot every present CPU comes up: keep all but Tomcat's off.
 		off := h.CPUs.Summary.Online.Union(h.CPUs.Summary.Offline).Difference(pp.place.Tomcat)
 		if p.Tuned {
-			p.Profile.Sysfs = tuning.OfflineCPUs(off)
+			p.Profile.Sysfs = persist.OfflineCPUs(off)
 		} else {
-			p.CPUUnit = &tuning.CPUOnlineUnit{Offline: off}
+			p.CPUUnit = &persist.CPUOnlineUnit{Offline: off}
 		}
 	case pp.cpus:
 		pp.dropIn.CPUAffinity = pp.place.Tomcat.IDs()
@@ -196,107 +197,63 @@ func (pp *persistPlan) finish() error {
 
 // Steps are the persistent writes as steps for a tuning.Runner with Keep,
 // each journaled as its package's value, so -revert removes them: the
-// server.xml edits, the drop-in, the profile and its activation (or the
-// boot unit and the .link file).
+// server.xml edits, the drop-in, the profile and its activation, the
+// kept steps' own files, the sysctl.d file (or the boot unit and the
+// .link file). Each is planned when the runner prepares it.
 func (p Persistence) Steps(h Host) []tuning.Step {
 	var steps []tuning.Step
-	add := func(name, title string, prepare func() (*tuning.Change, error)) {
-		steps = append(steps, tuning.Step{Name: name, Title: title, Prepare: func(context.Context) (*tuning.Change, error) { return prepare() }})
-	}
-	cpus := func() (*tuning.Host, error) { return tuning.New(h.Root) }
-	if p.ServerXML != nil {
-		e := *p.ServerXML
-		add("persist-server-xml", "server.xml keeps the kept steps' edits", func() (*tuning.Change, error) {
-			return tuning.ChangeFor(e)
-		})
-	}
-	if p.DropIn != nil {
-		d := *p.DropIn
-		add("persist-drop-in", "the Tomcat unit's persistent drop-in", func() (*tuning.Change, error) {
-			u := h.Tomcat.Instance.Unit()
-			u.Persistent = true
-			c, err := u.PlanDropIn(func(x *tomcatconf.DropIn) { *x = d })
+	add := func(name, title string, plan func(*persist.Host) (tuning.Kinded, error)) {
+		steps = append(steps, tuning.Step{Name: name, Title: title, Prepare: func(context.Context) (*tuning.Change, error) {
+			ph, err := persist.New(h.Root)
 			if err != nil {
 				return nil, err
 			}
-			return tuning.ChangeFor(c)
+			v, err := plan(ph)
+			if err != nil {
+				return nil, err
+			}
+			return tuning.ChangeFor(v)
+		}})
+	}
+	if p.ServerXML != nil {
+		e := *p.ServerXML
+		add("persist-server-xml", "server.xml keeps the kept steps' edits", func(*persist.Host) (tuning.Kinded, error) { return e, nil })
+	}
+	if p.DropIn != nil {
+		d := *p.DropIn
+		add("persist-drop-in", "the Tomcat unit's persistent drop-in", func(*persist.Host) (tuning.Kinded, error) {
+			u := h.Tomcat.Instance.Unit()
+			u.Persistent = true
+			return u.PlanDropIn(func(x *tomcatconf.DropIn) { *x = d })
 		})
 	}
 	if p.Profile != nil {
 		prof := *p.Profile
-		add("persist-tuned-profile", "tuned profile "+ProfileName, func() (*tuning.Change, error) {
-			th, err := cpus()
-			if err != nil {
-				return nil, err
-			}
-			e, err := th.PlanTunedProfile(prof)
-			if err != nil {
-				return nil, err
-			}
-			return tuning.ChangeFor(e)
-		})
-		add("persist-tuned-activate", "tuned-adm profile "+ProfileName, func() (*tuning.Change, error) {
-			th, err := cpus()
-			if err != nil {
-				return nil, err
-			}
-			a, err := (&tuning.Tuned{}).PlanActivate(th, ProfileName)
-			if err != nil {
-				return nil, err
-			}
-			return tuning.ChangeFor(a)
+		add("persist-tuned-profile", "tuned profile "+ProfileName, func(ph *persist.Host) (tuning.Kinded, error) { return ph.PlanTunedProfile(prof) })
+		add("persist-tuned-activate", "tuned-adm profile "+ProfileName, func(ph *persist.Host) (tuning.Kinded, error) {
+			return (&persist.Tuned{}).PlanActivate(ph, ProfileName)
 		})
 	}
 	for i, f := range p.Files {
-		add(fmt.Sprintf("persist-file-%d", i+1), f.What, func() (*tuning.Change, error) {
-			e, err := tuning.PlanFile(f.Path, f.Data)
-			if err != nil {
-				return nil, err
-			}
-			return tuning.ChangeFor(e)
-		})
+		add(fmt.Sprintf("persist-file-%d", i+1), f.What, func(*persist.Host) (tuning.Kinded, error) { return persist.PlanFile(f.Path, f.Data) })
 	}
 	if p.Sysctl != nil {
 		conf := *p.Sysctl
-		add("persist-sysctl-conf", "sysctl.d file "+conf.File, func() (*tuning.Change, error) {
-			th, err := cpus()
-			if err != nil {
-				return nil, err
-			}
-			e, err := th.PlanSysctlConf(conf)
-			if err != nil {
-				return nil, err
-			}
-			return tuning.ChangeFor(e)
-		})
+		add("persist-sysctl-conf", "sysctl.d file "+conf.File, func(ph *persist.Host) (tuning.Kinded, error) { return ph.PlanSysctlConf(conf) })
 	}
 	if p.CPUUnit != nil {
 		u := *p.CPUUnit
-		add("persist-cpu-unit", "a boot unit that keeps CPUs offline", func() (*tuning.Change, error) {
-			th, err := cpus()
-			if err != nil {
-				return nil, err
-			}
-			e, err := th.PlanCPUOnlineUnit(u)
-			if err != nil {
-				return nil, err
-			}
-			return tuning.ChangeFor(e)
-		})
+		add("persist-cpu-unit", "a boot unit that keeps CPUs offline", func(ph *persist.Host) (tuning.Kinded, error) { return ph.PlanCPUOnlineUnit(u) })
 	}
 	if p.Link != nil {
 		l := *p.Link
-		add("persist-link-file", "a .link file for "+h.NIC.Name+"'s channels", func() (*tuning.Change, error) {
+		add("persist-link-file", "a .link file for "+h.NIC.Name+"'s channels", func(*persist.Host) (tuning.Kinded, error) {
 			c, err := nic.New(&nic.Options{Root: h.Root})
 			if err != nil {
 				return nil, err
 			}
 			defer c.Close()
-			e, err := c.PlanLinkFile(l)
-			if err != nil {
-				return nil, err
-			}
-			return tuning.ChangeFor(e)
+			return c.PlanLinkFile(l)
 		})
 	}
 	return steps
@@ -304,9 +261,9 @@ func (p Persistence) Steps(h Host) []tuning.Step {
 
 // Export writes the persistence's files into dir, as they would land on
 // the host, without touching the host: the tuned profile (or the boot unit
-// and the .link file), the unit's drop-in, the server.xml diff, and a
-// README saying what each does and how to apply it. It returns the files
-// written, relative to dir.
+// and the .link file), the kept steps' files, the unit's drop-in, the
+// server.xml diff, and a README saying what each does and how to apply
+// it. It returns the files written, relative to dir.
 func (p Persistence) Export(h Host, dir string) ([]string, error) {
 	var files []string
 	var readme strings.Builder
@@ -326,65 +283,12 @@ func (p Persistence) Export(h Host, dir string) ([]string, error) {
 		fmt.Fprintf(&readme, "- `%s`: %s\n", rel, what)
 		return nil
 	}
-	if p.Profile != nil {
-		b, err := p.Profile.Render()
+	for _, f := range p.exports(h) {
+		data, err := f.render()
 		if err == nil {
-			err = write(filepath.Join("etc/tuned", ProfileName, "tuned.conf"), b,
-				"the tuned profile (tuned reapplies it at every boot); activate it with `tuned-adm profile "+ProfileName+"`, check it with `tuned-adm verify`, and switch back to "+
-					firstNonEmpty(strings.Join(p.Profile.Include, " "), "your previous profile")+" to undo it")
+			err = write(f.rel, data, f.what)
 		}
 		if err != nil {
-			return files, err
-		}
-	}
-	for _, f := range p.Files {
-		if err := write(rootRel(h.Root, f.Path), f.Data, f.What); err != nil {
-			return files, err
-		}
-	}
-	if p.Sysctl != nil {
-		b, err := p.Sysctl.Render()
-		if err == nil {
-			err = write(filepath.Join("etc/sysctl.d", p.Sysctl.File), b,
-				"the kept sysctls (no tuned here): systemd-sysctl applies them at every boot; `sysctl -p /etc/sysctl.d/"+p.Sysctl.File+"` now")
-		}
-		if err != nil {
-			return files, err
-		}
-	}
-	if p.CPUUnit != nil {
-		b, err := p.CPUUnit.Render()
-		name := firstNonEmpty(p.CPUUnit.Name, tuning.DefaultCPUOnlineUnit)
-		if err == nil {
-			err = write(filepath.Join("etc/systemd/system", name), b,
-				"a oneshot unit that takes the other CPUs offline at boot (no tuned here); `systemctl enable "+name+"`")
-		}
-		if err != nil {
-			return files, err
-		}
-	}
-	if p.Link != nil {
-		b, err := p.Link.Render()
-		if err == nil {
-			err = write(filepath.Join("etc/systemd/network", p.Link.File), b,
-				"the NIC's channel counts at every boot (systemd-udevd applies the first matching .link file; this one carries over the one that applied before)")
-		}
-		if err != nil {
-			return files, err
-		}
-	}
-	if p.DropIn != nil && h.Tomcat.Instance != nil {
-		rel, b, what, err := p.exportDropIn(h)
-		if err == nil {
-			err = write(rel, b, what)
-		}
-		if err != nil {
-			return files, err
-		}
-	}
-	if p.ServerXML != nil {
-		if err := write("server.xml.patch", []byte(p.ServerXML.Describe()),
-			"server.xml's edits as a unified diff: `patch -p1 -d / < server.xml.patch`, then restart Tomcat"); err != nil {
 			return files, err
 		}
 	}
@@ -398,6 +302,49 @@ func (p Persistence) Export(h Host, dir string) ([]string, error) {
 		return files, err
 	}
 	return files, nil
+}
+
+// exportFile is one file of Export: where it goes under the folder (as
+// on the host), its bytes and what it does.
+type exportFile struct {
+	rel    string
+	render func() ([]byte, error)
+	what   string
+}
+
+// exports are the files Export writes, in its order.
+func (p Persistence) exports(h Host) []exportFile {
+	var out []exportFile
+	if p.Profile != nil {
+		out = append(out, exportFile{filepath.Join("etc/tuned", ProfileName, "tuned.conf"), p.Profile.Render,
+			"the tuned profile (tuned reapplies it at every boot); activate it with `tuned-adm profile " + ProfileName + "`, check it with `tuned-adm verify`, and switch back to " +
+				firstNonEmpty(strings.Join(p.Profile.Include, " "), "your previous profile") + " to undo it"})
+	}
+	for _, f := range p.Files {
+		out = append(out, exportFile{rootRel(h.Root, f.Path), func() ([]byte, error) { return f.Data, nil }, f.What})
+	}
+	if p.Sysctl != nil {
+		out = append(out, exportFile{filepath.Join("etc/sysctl.d", p.Sysctl.File), p.Sysctl.Render,
+			"the kept sysctls (no tuned here): systemd-sysctl applies them at every boot; `sysctl -p /etc/sysctl.d/" + p.Sysctl.File + "` now"})
+	}
+	if p.CPUUnit != nil {
+		name := firstNonEmpty(p.CPUUnit.Name, persist.DefaultCPUOnlineUnit)
+		out = append(out, exportFile{filepath.Join("etc/systemd/system", name), p.CPUUnit.Render,
+			"a oneshot unit that takes the other CPUs offline at boot (no tuned here); `systemctl enable " + name + "`"})
+	}
+	if p.Link != nil {
+		out = append(out, exportFile{filepath.Join("etc/systemd/network", p.Link.File), p.Link.Render,
+			"the NIC's channel counts at every boot (systemd-udevd applies the first matching .link file; this one carries over the one that applied before)"})
+	}
+	if p.DropIn != nil && h.Tomcat.Instance != nil {
+		rel, data, what, err := p.exportDropIn(h)
+		out = append(out, exportFile{rel, func() ([]byte, error) { return data, err }, what})
+	}
+	if p.ServerXML != nil {
+		out = append(out, exportFile{"server.xml.patch", func() ([]byte, error) { return []byte(p.ServerXML.Describe()), nil },
+			"server.xml's edits as a unified diff: `patch -p1 -d / < server.xml.patch`, then restart Tomcat"})
+	}
+	return out
 }
 
 // exportDropIn renders the unit's persistent drop-in as -persist plans

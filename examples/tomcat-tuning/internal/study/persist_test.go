@@ -16,6 +16,7 @@ import (
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // TestPendingJournalError: a journal whose only pending records are a
@@ -58,7 +59,7 @@ func TestPendingJournalError(t *testing.T) {
 			j, err := tuning.CreateJournal(path)
 			require.NoError(t, err)
 			for _, s := range tt.steps {
-				u, err := tuning.NewUndo(tuning.FileEdit{}.Kind(), map[string]string{"path": "/etc/x"})
+				u, err := tuning.NewUndo(persist.FileEdit{}.Kind(), map[string]string{"path": "/etc/x"})
 				require.NoError(t, err)
 				seq, err := j.Begin(s, []tuning.Undo{u})
 				require.NoError(t, err)
@@ -195,7 +196,7 @@ func TestPersistKilledBetweenWritesRevert(t *testing.T) {
 				require.NoError(t, second.Apply(ctx))
 			}
 			require.NoError(t, j.Close()) // the kill: no applied record, no revert
-			unit := filepath.Join(h.Root, "etc", "systemd", "system", tuning.DefaultCPUOnlineUnit)
+			unit := filepath.Join(h.Root, "etc", "systemd", "system", persist.DefaultCPUOnlineUnit)
 			if secondWritten {
 				require.FileExists(t, unit)
 			}

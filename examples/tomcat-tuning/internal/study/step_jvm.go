@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // stepJVM is the kind of the user's JVM option steps, jvm:OPTION in
@@ -69,21 +70,21 @@ func jvmStep(option string) (Kind, error) {
 
 // setenvEdit is the write of CATALINA_BASE/bin/setenv.sh with option
 // added: the file as it is plus the line, or a new file of its own.
-func setenvEdit(h Host, option string) (tuning.FileEdit, error) {
+func setenvEdit(h Host, option string) (persist.FileEdit, error) {
 	path := filepath.Join(h.Tomcat.Instance.Base, "bin", "setenv.sh")
 	cur, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		cur = []byte("#!/bin/sh\n# Written by nettune's tomcat-tuning; remove this file to undo it.\n")
 	case err != nil:
-		return tuning.FileEdit{}, err
+		return persist.FileEdit{}, err
 	case len(cur) > 0 && cur[len(cur)-1] != '\n':
 		cur = append(cur, '\n')
 	}
 	if bytes.Contains(cur, []byte(setenvLine(option))) {
-		return tuning.PlanFile(path, cur)
+		return persist.PlanFile(path, cur)
 	}
-	return tuning.PlanFile(path, append(cur, setenvLine(option)...))
+	return persist.PlanFile(path, append(cur, setenvLine(option)...))
 }
 
 // checkJVMOption asks the JVM whether it takes option (java OPTION

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nettune/nettune/nic"
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // nicQueuesKind sets the NIC's queue count to Tomcat's CPUs, searched
@@ -138,7 +139,7 @@ func persistNICQueues(pp *persistPlan) error {
 		if err != nil {
 			return err
 		}
-		p.Profile.Extra, err = tuning.ParseTunedConf(text, "net instance")
+		p.Profile.Extra, err = persist.ParseTunedConf(text, "net instance")
 		return err
 	}
 	c, err := nic.New(&nic.Options{Root: h.Root})

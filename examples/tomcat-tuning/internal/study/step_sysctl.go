@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // stepSysctl is the kind of the user's sysctl steps, sysctl:NAME=VALUE in
@@ -30,7 +31,7 @@ func sysctlStep(arg string) (Kind, error) {
 	if err != nil {
 		return Kind{}, err
 	}
-	set := tuning.Setting{Key: name, Value: value}
+	set := persist.Setting{Key: name, Value: value}
 	return Kind{Name: stepSysctl + ":" + arg, Title: title("sysctl " + name + " = " + value),
 		Plan: func(p *planner, _ context.Context) (*tuning.Change, error) {
 			return p.cpus.SysctlChange(name, value)
@@ -89,13 +90,13 @@ func sysctlPath(name string) string {
 
 // persistSysctl keeps the sysctl: in the tuned profile's [sysctl] when
 // tuned is here, else in the study's /etc/sysctl.d file.
-func persistSysctl(pp *persistPlan, set tuning.Setting) error {
+func persistSysctl(pp *persistPlan, set persist.Setting) error {
 	if pp.p.Tuned {
 		pp.p.Profile.Sysctl = append(pp.p.Profile.Sysctl, set)
 		return nil
 	}
 	if pp.p.Sysctl == nil {
-		pp.p.Sysctl = &tuning.SysctlConf{File: SysctlConfFile}
+		pp.p.Sysctl = &persist.SysctlConf{File: SysctlConfFile}
 	}
 	pp.p.Sysctl.Settings = append(pp.p.Sysctl.Settings, set)
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // sysctlRoot is a host root whose /proc/sys holds net.core.somaxconn
@@ -121,7 +122,7 @@ func TestPersistSysctl(t *testing.T) {
 	}
 	require.NotNil(t, p.Sysctl)
 	assert.Equal(t, SysctlConfFile, p.Sysctl.File)
-	assert.Equal(t, []tuning.Setting{{Key: "net.core.somaxconn", Value: "8192"}, {Key: "net.ipv4.tcp_rmem", Value: "4096 87380 6291456"}}, p.Sysctl.Settings)
+	assert.Equal(t, []persist.Setting{{Key: "net.core.somaxconn", Value: "8192"}, {Key: "net.ipv4.tcp_rmem", Value: "4096 87380 6291456"}}, p.Sysctl.Settings)
 	steps := p.Steps(h)
 	require.Len(t, steps, 1)
 	assert.Equal(t, "persist-sysctl-conf", steps[0].Name)
@@ -139,9 +140,9 @@ func TestPersistSysctl(t *testing.T) {
 	assert.True(t, bytes.Contains(b, []byte("net.ipv4.tcp_rmem = 4096 87380 6291456\n")), "%s", b)
 
 	p.Tuned, p.Sysctl = true, nil
-	p.Profile = &tuning.TunedProfile{Name: ProfileName}
+	p.Profile = &persist.TunedProfile{Name: ProfileName}
 	pp := &persistPlan{h: h, o: o, p: &p}
-	require.NoError(t, persistSysctl(pp, tuning.Setting{Key: "net.core.somaxconn", Value: "8192"}))
+	require.NoError(t, persistSysctl(pp, persist.Setting{Key: "net.core.somaxconn", Value: "8192"}))
 	assert.Nil(t, p.Sysctl, "with tuned, no sysctl.d file")
-	assert.Equal(t, []tuning.Setting{{Key: "net.core.somaxconn", Value: "8192"}}, p.Profile.Sysctl)
+	assert.Equal(t, []persist.Setting{{Key: "net.core.somaxconn", Value: "8192"}}, p.Profile.Sysctl)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/nettune/nettune/numa"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // The steps, in the Arm guide's order.
@@ -56,15 +57,15 @@ func Reverters(h *tuning.Host) tuning.Reverters {
 
 // journaled registers every value type the study journals under its own
 // kind: its revert in rev, its check in ver (either may be nil).
-func journaled(rev tuning.Reverters, ver tuning.Verifiers) {
+func journaled(rev tuning.Reverters, ver persist.Verifiers) {
 	journal[nic.ChannelsEdit](rev, ver)
 	journal[nic.IRQAffinityEdit](rev, ver)
 	journal[tomcatconf.RestartChange](rev, ver)
 	journal[tomcatconf.DropInChange](rev, ver)
 	journal[tomcatconf.ServerXMLEdit](rev, ver)
-	journal[tuning.FileEdit](rev, ver)
+	journal[persist.FileEdit](rev, ver)
 	journal[nic.LinkFileEdit](rev, ver)
-	journal[tuning.TunedActivation](rev, ver)
+	journal[persist.TunedActivation](rev, ver)
 	journal[numa.PinChange](rev, ver)
 }
 
@@ -72,12 +73,12 @@ func journaled(rev tuning.Reverters, ver tuning.Verifiers) {
 func journal[T any, P interface {
 	*T
 	tuning.Kinded
-}](rev tuning.Reverters, ver tuning.Verifiers) {
+}](rev tuning.Reverters, ver persist.Verifiers) {
 	if rev != nil {
 		tuning.AddReverter[T, P](rev)
 	}
 	if ver != nil {
-		tuning.AddVerifier[T, P](ver)
+		persist.AddVerifier[T, P](ver)
 	}
 }
 

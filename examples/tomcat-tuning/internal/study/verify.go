@@ -12,15 +12,16 @@ import (
 
 	"github.com/nettune/nettune/examples/tomcat-tuning/internal/remoteload"
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // Verifiers check, reading only, every kind of change the study journals,
 // as Reverters undoes them: tuning's (file, cpu-online, sysctl, under h's
-// root) and each package's value through its own Verify (tuning.VerifyAs):
+// root) and each package's value through its own Verify (persist.AddVerifier):
 // the channels set, the Tomcat the run holds, the drop-in, server.xml, the
 // persistent files, the .link file and the tuned profile switch. A client's
-// worker directory cannot be checked from here (tuning.ErrNotVerifiable).
-func Verifiers(h *tuning.Host) tuning.Verifiers {
+// worker directory cannot be checked from here (persist.ErrNotVerifiable).
+func Verifiers(h *persist.Host) persist.Verifiers {
 	ver := h.Verifiers()
 	journaled(nil, ver)
 	remoteload.Register(nil, ver)
@@ -37,7 +38,7 @@ var ErrVerifyFailed = errors.New("verification failed")
 // leftovers), reading only, and prints each as expected/found to w, then a
 // verdict, as `tuned-adm verify` does. It returns nil when every one
 // holds; an error matching ErrVerifyFailed, naming the steps, when one
-// differs, cannot be checked (tuning.ErrNotVerifiable) or never finished
+// differs, cannot be checked (persist.ErrNotVerifiable) or never finished
 // applying. A journal that is missing, unreadable or held by a live run is
 // an error of its own.
 func Verify(ctx context.Context, path string, w io.Writer) error {
@@ -45,7 +46,7 @@ func Verify(ctx context.Context, path string, w io.Writer) error {
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("nothing to verify (-verify checks what an -apply -persist or -apply -keep run left in force): %w", err)
 	}
-	checks, err := tuning.VerifyJournal(ctx, path, Verifiers(tuning.NewDefault()))
+	checks, err := persist.VerifyJournal(ctx, path, Verifiers(persist.NewDefault()))
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
@@ -54,7 +55,7 @@ func Verify(ctx context.Context, path string, w io.Writer) error {
 
 // writeChecks prints each check as expected/found, then the verdict; the
 // error names the checks that failed.
-func writeChecks(w io.Writer, path string, checks []tuning.RecordCheck) error {
+func writeChecks(w io.Writer, path string, checks []persist.RecordCheck) error {
 	var failed []string
 	n := 0
 	for _, c := range checks {
@@ -84,11 +85,11 @@ func writeChecks(w io.Writer, path string, checks []tuning.RecordCheck) error {
 }
 
 // checkText is the verdict and the "found" line of one check.
-func checkText(c tuning.RecordCheck) (verdict, found string) {
+func checkText(c persist.RecordCheck) (verdict, found string) {
 	switch {
 	case c.Interrupted:
 		return "FAIL", "the change began and never finished applying (a run killed part-way): -revert undoes it" + errSuffix(c.Err)
-	case errors.Is(c.Err, tuning.ErrNotVerifiable) || errors.Is(c.Err, tuning.ErrTornJournal):
+	case errors.Is(c.Err, persist.ErrNotVerifiable) || errors.Is(c.Err, tuning.ErrTornJournal):
 		return "FAIL", "cannot be verified: " + c.Err.Error()
 	case c.Err != nil:
 		return "FAIL", c.Err.Error()

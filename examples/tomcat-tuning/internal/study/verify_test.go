@@ -20,6 +20,7 @@ import (
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/tomcatconf"
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // journalRecord journals v under step as a change of kind, applied
@@ -61,9 +62,9 @@ func persistedFixture(t *testing.T) (journal, xml, dropIn, profile string) {
 	require.NoError(t, os.WriteFile(dropIn, b, 0o644))
 
 	profile = filepath.Join(h.Root, "etc", "tuned", ProfileName, "tuned.conf")
-	text, err := (&tuning.TunedProfile{Name: ProfileName, Sysfs: tuning.OfflineCPUs(tuning.CPUSet{})}).Render()
+	text, err := (&persist.TunedProfile{Name: ProfileName, Sysfs: persist.OfflineCPUs(tuning.CPUSet{})}).Render()
 	require.NoError(t, err)
-	f, err := tuning.PlanFile(profile, text)
+	f, err := persist.PlanFile(profile, text)
 	require.NoError(t, err)
 	require.NoError(t, f.Apply(context.Background()))
 
@@ -72,7 +73,7 @@ func persistedFixture(t *testing.T) (journal, xml, dropIn, profile string) {
 	require.NoError(t, err)
 	journalRecord(t, j, "persist-server-xml", tomcatconf.ServerXMLEdit{}.Kind(), e, true)
 	journalRecord(t, j, "persist-drop-in", tomcatconf.DropInChange{}.Kind(), d, true)
-	journalRecord(t, j, "persist-tuned-profile", tuning.FileEdit{}.Kind(), f, true)
+	journalRecord(t, j, "persist-tuned-profile", persist.FileEdit{}.Kind(), f, true)
 	require.NoError(t, j.Close())
 	return journal, xml, dropIn, profile
 }
@@ -150,7 +151,7 @@ func TestVerifyOutcomes(t *testing.T) {
 		require.ErrorIs(t, err, ErrVerifyFailed)
 		assert.Contains(t, err.Error(), "3 of 3 setting(s) the journal keeps in force do not hold (odd, "+remoteload.StepLoadHost+", access-log)")
 		assert.Contains(t, out, `FAIL  odd (no-such-kind)`)
-		assert.Contains(t, out, `cannot be verified: tuning: journal record cannot be verified: no VerifyFunc for undo kind "no-such-kind"`)
+		assert.Contains(t, out, `cannot be verified: persist: journal record cannot be verified: no VerifyFunc for undo kind "no-such-kind"`)
 		assert.Contains(t, out, "expected: the load worker's directory /tmp/nettune-w on client")
 		assert.Contains(t, out, "-revert removes it")
 		assert.Contains(t, out, "FAIL  access-log (tomcat-server-xml)\n      expected: "+e.Path)
@@ -192,7 +193,7 @@ func TestVerifyOutcomes(t *testing.T) {
 // verify, so a journal of the study never holds a kind -verify does not
 // know.
 func TestVerifiersCoverReverters(t *testing.T) {
-	rev, ver := Reverters(tuning.NewDefault()), Verifiers(tuning.NewDefault())
+	rev, ver := Reverters(tuning.NewDefault()), Verifiers(persist.NewDefault())
 	for kind := range rev {
 		assert.Contains(t, ver, kind)
 	}

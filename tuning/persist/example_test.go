@@ -1,9 +1,10 @@
-package tuning_test
+package persist_test
 
 import (
 	"fmt"
 
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // The Arm Neoverse Tomcat guide's CPU and sysctl steps as a tuned profile
@@ -11,12 +12,12 @@ import (
 // renders it (nic.Channels.TunedNet).
 func ExampleTunedProfile_Render() {
 	offline, _ := tuning.ParseCPUList("8-9")
-	net, _ := tuning.ParseTunedConf([]byte("[net_nettune_eth0]\ntype=net\npriority=-1\ndevices=eth0\nchannels=combined 8\n"), "nic")
-	p := tuning.TunedProfile{
+	net, _ := persist.ParseTunedConf([]byte("[net_nettune_eth0]\ntype=net\npriority=-1\ndevices=eth0\nchannels=combined 8\n"), "nic")
+	p := persist.TunedProfile{
 		Name:    "nettune-tomcat",
 		Include: []string{"throughput-performance"},
-		Sysfs:   tuning.OfflineCPUs(offline),
-		Sysctl:  []tuning.Setting{{Key: "net.ipv4.tcp_max_tw_buckets", Value: "450000"}},
+		Sysfs:   persist.OfflineCPUs(offline),
+		Sysctl:  []persist.Setting{{Key: "net.ipv4.tcp_max_tw_buckets", Value: "450000"}},
 		Extra:   net,
 	}
 	conf, err := p.Conf().Render()

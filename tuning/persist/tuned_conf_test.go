@@ -1,4 +1,4 @@
-package tuning_test
+package persist_test
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // Every tuned.conf under testdata/tuned (profiles shipped by Debian
@@ -30,7 +31,7 @@ func TestParseTunedConfMatchesTuned(t *testing.T) {
 			var want [][]json.RawMessage
 			require.NoError(t, json.Unmarshal(golden, &want))
 
-			c, err := tuning.ParseTunedConf(data, f)
+			c, err := persist.ParseTunedConf(data, f)
 			require.NoError(t, err)
 			require.Len(t, c.Sections, len(want))
 			for i, w := range want {
@@ -49,7 +50,7 @@ func TestParseTunedConfMatchesTuned(t *testing.T) {
 			// What we render reads back the same.
 			out, err := c.Render()
 			require.NoError(t, err)
-			again, err := tuning.ParseTunedConf(out, "rendered")
+			again, err := persist.ParseTunedConf(out, "rendered")
 			require.NoError(t, err)
 			assert.Equal(t, c, again)
 		})
@@ -64,7 +65,7 @@ func TestParseTunedConfErrors(t *testing.T) {
 		{"empty section name", "[]\n", "line 1: \"[]\" comes before any [section]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := tuning.ParseTunedConf([]byte(tc.in), "x/tuned.conf")
+			_, err := persist.ParseTunedConf([]byte(tc.in), "x/tuned.conf")
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "x/tuned.conf "+tc.want)
 		})
@@ -74,24 +75,24 @@ func TestParseTunedConfErrors(t *testing.T) {
 func TestTunedConfRenderRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		sec  tuning.TunedSection
+		sec  persist.TunedSection
 	}{
-		{"key with =", tuning.TunedSection{Name: "sysctl", Options: []tuning.Setting{{Key: "a=b", Value: "1"}}}},
-		{"value with an inline comment", tuning.TunedSection{Name: "sysctl", Options: []tuning.Setting{{Key: "a", Value: "1 # no"}}}},
-		{"value with trailing space", tuning.TunedSection{Name: "sysctl", Options: []tuning.Setting{{Key: "a", Value: "1 "}}}},
-		{"empty line ending a value", tuning.TunedSection{Name: "sysctl", Options: []tuning.Setting{{Key: "a", Value: "1\n2\n"}}}},
-		{"comment line in a value", tuning.TunedSection{Name: "sysctl", Options: []tuning.Setting{{Key: "a", Value: "1\n#2"}}}},
-		{"key starting with [", tuning.TunedSection{Name: "sysctl", Options: []tuning.Setting{{Key: "[a]", Value: "1"}}}},
-		{"section name with ]", tuning.TunedSection{Name: "a]b"}},
-		{"empty section name", tuning.TunedSection{}},
+		{"key with =", persist.TunedSection{Name: "sysctl", Options: []persist.Setting{{Key: "a=b", Value: "1"}}}},
+		{"value with an inline comment", persist.TunedSection{Name: "sysctl", Options: []persist.Setting{{Key: "a", Value: "1 # no"}}}},
+		{"value with trailing space", persist.TunedSection{Name: "sysctl", Options: []persist.Setting{{Key: "a", Value: "1 "}}}},
+		{"empty line ending a value", persist.TunedSection{Name: "sysctl", Options: []persist.Setting{{Key: "a", Value: "1\n2\n"}}}},
+		{"comment line in a value", persist.TunedSection{Name: "sysctl", Options: []persist.Setting{{Key: "a", Value: "1\n#2"}}}},
+		{"key starting with [", persist.TunedSection{Name: "sysctl", Options: []persist.Setting{{Key: "[a]", Value: "1"}}}},
+		{"section name with ]", persist.TunedSection{Name: "a]b"}},
+		{"empty section name", persist.TunedSection{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := tuning.TunedConf{Sections: []tuning.TunedSection{tc.sec}}.Render()
+			_, err := persist.TunedConf{Sections: []persist.TunedSection{tc.sec}}.Render()
 			assert.Error(t, err)
 		})
 	}
 	// A value may start with '#' and hold '#' not after a space, and span lines.
-	out, err := tuning.TunedConf{Sections: []tuning.TunedSection{{Name: "x", Options: []tuning.Setting{
+	out, err := persist.TunedConf{Sections: []persist.TunedSection{{Name: "x", Options: []persist.Setting{
 		{Key: "a", Value: "#1"}, {Key: "b", Value: "x#y"}, {Key: "c", Value: "one\ntwo"}}}}}.Render()
 	require.NoError(t, err)
 	assert.Equal(t, "[x]\na=#1\nb=x#y\nc=one\n\ttwo\n", string(out))
@@ -102,14 +103,14 @@ func TestTunedConfRenderRefuses(t *testing.T) {
 func TestTunedProfileRender(t *testing.T) {
 	cpus, err := tuning.ParseCPUList("8-9")
 	require.NoError(t, err)
-	net, err := tuning.ParseTunedConf([]byte("[net]\ndevices=eth0\nchannels=combined 8\n"), "nic")
+	net, err := persist.ParseTunedConf([]byte("[net]\ndevices=eth0\nchannels=combined 8\n"), "nic")
 	require.NoError(t, err)
-	p := tuning.TunedProfile{
+	p := persist.TunedProfile{
 		Name:    "nettune-tomcat",
 		Summary: "Tomcat tuned by nettune",
 		Include: []string{"throughput-performance"},
-		Sysfs:   tuning.OfflineCPUs(cpus),
-		Sysctl:  []tuning.Setting{{Key: "net.ipv4.tcp_max_tw_buckets", Value: "450000"}},
+		Sysfs:   persist.OfflineCPUs(cpus),
+		Sysctl:  []persist.Setting{{Key: "net.ipv4.tcp_max_tw_buckets", Value: "450000"}},
 		Cmdline: "iommu.strict=1 iommu.passthrough=0",
 		Extra:   net,
 	}
@@ -135,7 +136,7 @@ cmdline=iommu.strict=1 iommu.passthrough=0
 devices=eth0
 channels=combined 8
 `, string(out))
-	back, err := tuning.ParseTunedProfile("nettune-tomcat", out)
+	back, err := persist.ParseTunedProfile("nettune-tomcat", out)
 	require.NoError(t, err)
 	assert.Equal(t, p, back)
 
@@ -152,15 +153,15 @@ channels=combined 8
 func TestParseTunedProfileShipped(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "tuned", "network-latency.conf"))
 	require.NoError(t, err)
-	p, err := tuning.ParseTunedProfile("network-latency", data)
+	p, err := persist.ParseTunedProfile("network-latency", data)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"latency-performance"}, p.Include)
 	assert.NotEmpty(t, p.Sysctl)
-	v, ok := tuning.TunedConf{Sections: []tuning.TunedSection{{Name: "sysctl", Options: p.Sysctl}}}.Get("sysctl", "net.core.busy_read")
+	v, ok := persist.TunedConf{Sections: []persist.TunedSection{{Name: "sysctl", Options: p.Sysctl}}}.Get("sysctl", "net.core.busy_read")
 	assert.True(t, ok)
 	assert.Equal(t, "50", v)
 
-	p, err = tuning.ParseTunedProfile("x", []byte("[main]\ninclude=a, b;c\n"))
+	p, err = persist.ParseTunedProfile("x", []byte("[main]\ninclude=a, b;c\n"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a", "b", "c"}, p.Include)
 }
@@ -169,7 +170,7 @@ func TestValidTunedName(t *testing.T) {
 	for name, want := range map[string]bool{
 		"nettune-tomcat": true, "a.b_c-1": true, "": false, ".": false, "..": false, "a/b": false, "a b": false, "é": false,
 	} {
-		assert.Equal(t, want, tuning.ValidTunedName(name), name)
+		assert.Equal(t, want, persist.ValidTunedName(name), name)
 	}
 }
 
@@ -186,7 +187,7 @@ func TestParseTunedAdmActive(t *testing.T) {
 		{"It seems that tuned daemon is not running, preset profile is not activated.\nPreset profile: virtual-guest\n", []string{"virtual-guest"}, false, false},
 		{"Cannot talk to TuneD daemon via DBus.\n", nil, false, true},
 	} {
-		got, running, err := tuning.ParseTunedAdmActive([]byte(tc.out))
+		got, running, err := persist.ParseTunedAdmActive([]byte(tc.out))
 		if tc.err {
 			assert.Error(t, err, tc.out)
 			continue
@@ -198,14 +199,14 @@ func TestParseTunedAdmActive(t *testing.T) {
 }
 
 func TestSysctlConfRender(t *testing.T) {
-	out, err := tuning.SysctlConf{File: "90-nettune.conf", Settings: []tuning.Setting{
+	out, err := persist.SysctlConf{File: "90-nettune.conf", Settings: []persist.Setting{
 		{Key: "net.ipv4.tcp_max_tw_buckets", Value: "450000"}, {Key: "net/core/somaxconn", Value: "4096"}}}.Render()
 	require.NoError(t, err)
 	assert.Equal(t, "# Written by nettune (tuning.SysctlConf); remove this file to undo it.\nnet.ipv4.tcp_max_tw_buckets = 450000\nnet/core/somaxconn = 4096\n", string(out))
-	for _, bad := range []tuning.SysctlConf{
+	for _, bad := range []persist.SysctlConf{
 		{File: "nettune.conf"}, {File: "90-a/b.conf"}, {File: "90-x.txt"},
-		{File: "90-x.conf", Settings: []tuning.Setting{{Key: "../../etc/passwd", Value: "1"}}},
-		{File: "90-x.conf", Settings: []tuning.Setting{{Key: "kernel.x", Value: "1\nkernel.y = 2"}}},
+		{File: "90-x.conf", Settings: []persist.Setting{{Key: "../../etc/passwd", Value: "1"}}},
+		{File: "90-x.conf", Settings: []persist.Setting{{Key: "kernel.x", Value: "1\nkernel.y = 2"}}},
 	} {
 		_, err := bad.Render()
 		assert.Error(t, err, "%+v", bad)
@@ -215,15 +216,15 @@ func TestSysctlConfRender(t *testing.T) {
 func TestCPUOnlineUnitRender(t *testing.T) {
 	cpus, err := tuning.ParseCPUList("2-3")
 	require.NoError(t, err)
-	out, err := tuning.CPUOnlineUnit{Offline: cpus}.Render()
+	out, err := persist.CPUOnlineUnit{Offline: cpus}.Render()
 	require.NoError(t, err)
 	s := string(out)
 	assert.Contains(t, s, "Type=oneshot\nRemainAfterExit=yes\n")
 	assert.Contains(t, s, "ExecStart=/bin/sh -c 'echo 0 > /sys/devices/system/cpu/cpu2/online'\nExecStart=/bin/sh -c 'echo 0 > /sys/devices/system/cpu/cpu3/online'\n")
 	assert.Contains(t, s, "ExecStop=/bin/sh -c 'echo 1 > /sys/devices/system/cpu/cpu3/online'\n")
 	assert.Contains(t, s, "[Install]\nWantedBy=sysinit.target\n")
-	_, err = tuning.CPUOnlineUnit{}.Render()
+	_, err = persist.CPUOnlineUnit{}.Render()
 	assert.Error(t, err, "no CPU")
-	_, err = tuning.CPUOnlineUnit{Name: "x.timer", Offline: cpus}.Render()
+	_, err = persist.CPUOnlineUnit{Name: "x.timer", Offline: cpus}.Render()
 	assert.Error(t, err)
 }

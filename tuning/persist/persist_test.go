@@ -1,4 +1,4 @@
-package tuning_test
+package persist_test
 
 import (
 	"context"
@@ -14,13 +14,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
-func persistRoot(t *testing.T) (*tuning.Host, string) {
+func persistRoot(t *testing.T) (*persist.Host, string) {
 	t.Helper()
 	root := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "etc"), 0o755))
-	h, err := tuning.New(root)
+	h, err := persist.New(root)
 	require.NoError(t, err)
 	return h, root
 }
@@ -29,7 +30,7 @@ func persistRoot(t *testing.T) (*tuning.Host, string) {
 // leaves /etc/tuned as it was.
 func TestWriteTunedProfileNewThenRestore(t *testing.T) {
 	h, root := persistRoot(t)
-	p := tuning.TunedProfile{Name: "nettune-tomcat", Include: []string{"balanced"}}
+	p := persist.TunedProfile{Name: "nettune-tomcat", Include: []string{"balanced"}}
 	w, err := h.WriteTunedProfile(p)
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(root, "etc", "tuned", "nettune-tomcat", "tuned.conf"), w.Path)
@@ -50,7 +51,9 @@ func TestWriteTunedProfileNewThenRestore(t *testing.T) {
 	// The journal record is the value itself: undo it from its JSON.
 	rec, err := json.Marshal(w)
 	require.NoError(t, err)
-	require.NoError(t, tuning.RevertAs[tuning.FileEdit]()(context.Background(), rec))
+	rev := tuning.Reverters{}
+	tuning.AddReverter[persist.FileEdit](rev)
+	require.NoError(t, rev["persist-file"](context.Background(), rec))
 	assert.NoDirExists(t, filepath.Join(root, "etc", "tuned"))
 	require.NoError(t, w.Undo(context.Background()), "undoing twice is not an error")
 	assert.Error(t, w.Verify(context.Background()))
@@ -68,7 +71,7 @@ func TestWriteSysctlConfExistingThenRestore(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "90-nettune.conf"), old, 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "99-admin.conf"), []byte("x = 1\n"), 0o644))
 
-	w, err := h.WriteSysctlConf(tuning.SysctlConf{File: "90-nettune.conf", Settings: []tuning.Setting{{Key: "net.core.somaxconn", Value: "4096"}}})
+	w, err := h.WriteSysctlConf(persist.SysctlConf{File: "90-nettune.conf", Settings: []persist.Setting{{Key: "net.core.somaxconn", Value: "4096"}}})
 	require.NoError(t, err)
 	assert.True(t, w.Existed)
 	assert.Equal(t, old, w.Previous)
@@ -92,7 +95,7 @@ func TestWriteSysctlConfExistingThenRestore(t *testing.T) {
 func TestWriteTunedProfileUnwritable(t *testing.T) {
 	h, root := persistRoot(t)
 	require.NoError(t, os.WriteFile(filepath.Join(root, "etc", "tuned"), []byte("not a directory"), 0o644))
-	_, err := h.WriteTunedProfile(tuning.TunedProfile{Name: "nettune-tomcat"})
+	_, err := h.WriteTunedProfile(persist.TunedProfile{Name: "nettune-tomcat"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), filepath.Join(root, "etc", "tuned", "nettune-tomcat", "tuned.conf"))
 	got, err := os.ReadFile(filepath.Join(root, "etc", "tuned"))
@@ -105,9 +108,9 @@ func TestWriteCPUOnlineUnit(t *testing.T) {
 	h, root := persistRoot(t)
 	cpus, err := tuning.ParseCPUList("1")
 	require.NoError(t, err)
-	w, err := h.WriteCPUOnlineUnit(tuning.CPUOnlineUnit{Offline: cpus})
+	w, err := h.WriteCPUOnlineUnit(persist.CPUOnlineUnit{Offline: cpus})
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(root, "etc", "systemd", "system", tuning.DefaultCPUOnlineUnit), w.Path)
+	assert.Equal(t, filepath.Join(root, "etc", "systemd", "system", persist.DefaultCPUOnlineUnit), w.Path)
 	require.NoError(t, w.Undo(context.Background()))
 	assert.NoDirExists(t, filepath.Join(root, "etc", "systemd"))
 }
@@ -160,30 +163,30 @@ func TestTunedStepsRevert(t *testing.T) {
 			require.NoError(t, os.MkdirAll(filepath.Join(root, "etc", "tuned"), 0o755))
 			require.NoError(t, os.WriteFile(filepath.Join(root, "etc", "tuned", "active_profile"), []byte(tc.previous), 0o644))
 			fake := &fakeTuned{root: root, fail: tc.fail}
-			td := &tuning.Tuned{Runner: fake}
-			prof := tuning.TunedProfile{Name: "nettune-tomcat", Include: []string{"virtual-guest"}}
+			td := &persist.Tuned{Runner: fake}
+			prof := persist.TunedProfile{Name: "nettune-tomcat", Include: []string{"virtual-guest"}}
 			steps := []tuning.Step{
 				{Name: "tuned-profile-file", Prepare: func(context.Context) (*tuning.Change, error) {
 					e, err := h.PlanTunedProfile(prof)
 					if err != nil {
 						return nil, err
 					}
-					return tuning.ChangeOf("persist-file", e)
+					return tuning.ChangeFor(e)
 				}},
 				{Name: "tuned-profile", Prepare: func(context.Context) (*tuning.Change, error) {
 					a, err := td.PlanActivate(h, "nettune-tomcat")
 					if err != nil {
 						return nil, err
 					}
-					return tuning.ChangeOf("tuned-activation", a)
+					return tuning.ChangeFor(a)
 				}},
 			}
-			rev := h.Reverters()
-			rev["persist-file"] = tuning.RevertAs[tuning.FileEdit]()
+			rev := tuning.Reverters{}
+			tuning.AddReverter[persist.FileEdit](rev)
 			// The journal does not hold the Runner: the revert runs
 			// the fake's tuned-adm through this one.
 			rev["tuned-activation"] = func(ctx context.Context, data json.RawMessage) error {
-				var a tuning.TunedActivation
+				var a persist.TunedActivation
 				if err := json.Unmarshal(data, &a); err != nil {
 					return err
 				}
@@ -223,13 +226,13 @@ func TestTunedStepsRevert(t *testing.T) {
 func TestPersistKilledBetweenWrites(t *testing.T) {
 	h, root := persistRoot(t)
 	ctx := context.Background()
-	e1, err := h.PlanTunedProfile(tuning.TunedProfile{Name: "nettune-tomcat"})
+	e1, err := h.PlanTunedProfile(persist.TunedProfile{Name: "nettune-tomcat"})
 	require.NoError(t, err)
-	c1, err := tuning.ChangeOf("persist-file", e1)
+	c1, err := tuning.ChangeFor(e1)
 	require.NoError(t, err)
-	e2, err := h.PlanSysctlConf(tuning.SysctlConf{File: "90-nettune.conf", Settings: []tuning.Setting{{Key: "net.core.somaxconn", Value: "4096"}}})
+	e2, err := h.PlanSysctlConf(persist.SysctlConf{File: "90-nettune.conf", Settings: []persist.Setting{{Key: "net.core.somaxconn", Value: "4096"}}})
 	require.NoError(t, err)
-	c2, err := tuning.ChangeOf("persist-file", e2)
+	c2, err := tuning.ChangeFor(e2)
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "journal")
 	j, err := tuning.CreateJournal(path)
@@ -244,9 +247,19 @@ func TestPersistKilledBetweenWrites(t *testing.T) {
 
 	_, err = tuning.CreateJournal(path)
 	require.ErrorIs(t, err, tuning.ErrPendingJournal)
-	steps, err := tuning.RevertJournal(ctx, path, tuning.Reverters{"persist-file": tuning.RevertAs[tuning.FileEdit]()})
+	rev := tuning.Reverters{}
+	tuning.AddReverter[persist.FileEdit](rev)
+	steps, err := tuning.RevertJournal(ctx, path, rev)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"sysctl", "profile"}, steps)
 	assert.NoDirExists(t, filepath.Join(root, "etc", "tuned"))
 	assert.NoDirExists(t, filepath.Join(root, "etc", "sysctl.d"))
+}
+
+// TestPackageKinds: the kinds of this package's values are the strings
+// journals already hold (a journal written before Kind existed, or before
+// these values moved from package tuning, reverts and verifies).
+func TestPackageKinds(t *testing.T) {
+	assert.Equal(t, "persist-file", persist.FileEdit{}.Kind())
+	assert.Equal(t, "tuned-activation", persist.TunedActivation{}.Kind())
 }

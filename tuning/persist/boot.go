@@ -1,9 +1,12 @@
-package tuning
+package persist
 
 import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/nettune/nettune/internal/hostfs"
+	"github.com/nettune/nettune/tuning"
 )
 
 // SysctlConf is a file of /etc/sysctl.d, which systemd-sysctl (and
@@ -27,13 +30,15 @@ func (s SysctlConf) Render() ([]byte, error) {
 		return nil, err
 	}
 	var b bytes.Buffer
+	// The header keeps the name the type had in package tuning, where it
+	// was first written, so a file an earlier run wrote is still up to date.
 	b.WriteString("# Written by nettune (tuning.SysctlConf); remove this file to undo it.\n")
 	for _, st := range s.Settings {
-		if _, err := sysctlPath(st.Key); err != nil {
-			return nil, err
+		if _, why := hostfs.SysctlRel(st.Key); why != "" {
+			return nil, fmt.Errorf("persist: invalid sysctl name %q: %s; expected a dotted name like net.ipv4.tcp_max_tw_buckets", st.Key, why)
 		}
 		if v := strings.TrimSpace(st.Value); v == "" || v != st.Value || strings.ContainsAny(v, "\n\r") {
-			return nil, fmt.Errorf("tuning: sysctl.d %s: %s = %q: want a one-line value without surrounding white space", s.File, st.Key, st.Value)
+			return nil, fmt.Errorf("persist: sysctl.d %s: %s = %q: want a one-line value without surrounding white space", s.File, st.Key, st.Value)
 		}
 		fmt.Fprintf(&b, "%s = %s\n", st.Key, st.Value)
 	}
@@ -45,7 +50,7 @@ func checkSysctlFile(name string) error {
 		name[0] >= '0' && name[0] <= '9' && name[1] >= '0' && name[1] <= '9' && name[2] == '-' &&
 		ValidTunedName(strings.TrimSuffix(name, ".conf"))
 	if !ok {
-		return fmt.Errorf("tuning: sysctl.d file name %q: want NN-name.conf (two digits, a dash, letters, digits, '_', '.' or '-')", name)
+		return fmt.Errorf("persist: sysctl.d file name %q: want NN-name.conf (two digits, a dash, letters, digits, '_', '.' or '-')", name)
 	}
 	return nil
 }
@@ -74,7 +79,7 @@ func (h *Host) PlanSysctlConf(s SysctlConf) (FileEdit, error) {
 
 // WriteSysctlConf writes s to ROOT/etc/sysctl.d/FILE safely and returns
 // the applied edit, whose Undo puts back what was there. It does not apply
-// the values now (SetSysctl does). It needs root.
+// the values now (tuning.Host.SetSysctl does). It needs root.
 func (h *Host) WriteSysctlConf(s SysctlConf) (FileEdit, error) {
 	e, err := h.PlanSysctlConf(s)
 	if err != nil {
@@ -95,7 +100,7 @@ type CPUOnlineUnit struct {
 	// Name is the unit's file name. Default: DefaultCPUOnlineUnit.
 	Name string
 	// Offline are the CPUs to take offline. cpu0 usually cannot be.
-	Offline CPUSet
+	Offline tuning.CPUSet
 }
 
 func (u CPUOnlineUnit) name() string {
@@ -112,12 +117,14 @@ func (u CPUOnlineUnit) name() string {
 func (u CPUOnlineUnit) Render() ([]byte, error) {
 	n := u.name()
 	if !strings.HasSuffix(n, ".service") || !ValidTunedName(strings.TrimSuffix(n, ".service")) {
-		return nil, fmt.Errorf("tuning: unit name %q: want NAME.service (letters, digits, '_', '.' or '-')", n)
+		return nil, fmt.Errorf("persist: unit name %q: want NAME.service (letters, digits, '_', '.' or '-')", n)
 	}
 	if u.Offline.IsEmpty() {
-		return nil, fmt.Errorf("tuning: unit %s: no CPU to take offline", n)
+		return nil, fmt.Errorf("persist: unit %s: no CPU to take offline", n)
 	}
 	var b bytes.Buffer
+	// The header keeps the name the type had in package tuning, where it
+	// was first written, so a file an earlier run wrote is still up to date.
 	fmt.Fprintf(&b, `# Written by nettune (tuning.CPUOnlineUnit); disable and remove it to undo it.
 [Unit]
 Description=Keep CPUs %s offline (nettune)

@@ -1,4 +1,4 @@
-package tuning_test
+package persist_test
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // ParseTunedConf never panics, and what Render accepts reads back the
@@ -23,7 +23,7 @@ func FuzzParseTunedConf(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := tuning.ParseTunedConf(data, "fuzz")
+		c, err := persist.ParseTunedConf(data, "fuzz")
 		if err != nil {
 			return
 		}
@@ -31,7 +31,7 @@ func FuzzParseTunedConf(f *testing.F) {
 		if err != nil {
 			return
 		}
-		again, err := tuning.ParseTunedConf(out, "rendered")
+		again, err := persist.ParseTunedConf(out, "rendered")
 		if err != nil {
 			t.Fatalf("our own output does not parse: %v\n%s", err, out)
 		}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package tuning_test
+package persist_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/nettune/nettune/internal/testutil"
 	"github.com/nettune/nettune/tuning"
+	"github.com/nettune/nettune/tuning/persist"
 )
 
 // waitFile polls path (bounded) until it holds want and returns the last
@@ -65,6 +66,7 @@ func TestIntegrationTunedSysfsCPU1(t *testing.T) {
 		t.Skipf("skipped: cpu1 is not a hot-pluggable online CPU here (%q, %v)", b, err)
 	}
 	h := tuning.NewDefault()
+	ph := persist.NewDefault()
 	t.Cleanup(func() {
 		if b, _ := os.ReadFile(cpu1); strings.TrimSpace(string(b)) != "1" {
 			if err := h.SetOnline(1, true); err != nil {
@@ -95,14 +97,14 @@ func TestIntegrationTunedSysfsCPU1(t *testing.T) {
 	if _, err := os.Stat("/run/tuned"); errors.Is(err, os.ErrNotExist) {
 		t.Cleanup(func() { _ = os.Remove("/run/tuned") })
 	}
-	before, err := h.ActiveTunedProfile()
+	before, err := ph.ActiveTunedProfile()
 	require.NoError(t, err)
 
 	name := "nettune-test-" + strconv.Itoa(os.Getpid())
-	w, err := h.WriteTunedProfile(tuning.TunedProfile{
+	w, err := ph.WriteTunedProfile(persist.TunedProfile{
 		Name:    name,
 		Summary: "nettune integration test: cpu1 offline",
-		Sysfs:   []tuning.Setting{{Key: "/sys/devices/system/cpu/cpu1/online", Value: "0"}},
+		Sysfs:   []persist.Setting{{Key: "/sys/devices/system/cpu/cpu1/online", Value: "0"}},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -113,9 +115,9 @@ func TestIntegrationTunedSysfsCPU1(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	td := &tuning.Tuned{}
+	td := &persist.Tuned{}
 	require.NoError(t, td.Activate(ctx, name))
-	got, err := h.ActiveTunedProfile()
+	got, err := ph.ActiveTunedProfile()
 	require.NoError(t, err)
 	require.Equal(t, []string{name}, got, "tuned-adm recorded the profile")
 	active, running, err := td.Active(ctx)

@@ -1,13 +1,15 @@
-package tuning
+package persist
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/nettune/nettune/internal/command"
+	"github.com/nettune/nettune/tuning"
 )
 
 // TunedProfile is a tuned profile as nettune writes it,
@@ -39,10 +41,10 @@ type TunedProfile struct {
 
 // OfflineCPUs returns the [sysfs] settings that keep cpus offline:
 // /sys/devices/system/cpu/cpuN/online=0 for each.
-func OfflineCPUs(cpus CPUSet) []Setting {
+func OfflineCPUs(cpus tuning.CPUSet) []Setting {
 	var res []Setting
 	for _, id := range cpus.IDs() {
-		res = append(res, Setting{Key: "/sys/devices/system/cpu/" + cpuName(id) + "/online", Value: "0"})
+		res = append(res, Setting{Key: "/sys/devices/system/cpu/cpu" + strconv.Itoa(id) + "/online", Value: "0"})
 	}
 	return res
 }
@@ -92,17 +94,19 @@ func (p TunedProfile) Conf() TunedConf {
 // differently is an error naming it.
 func (p TunedProfile) Render() ([]byte, error) {
 	if !ValidTunedName(p.Name) {
-		return nil, fmt.Errorf("tuning: tuned profile name %q: want letters, digits, '_', '.' or '-'", p.Name)
+		return nil, fmt.Errorf("persist: tuned profile name %q: want letters, digits, '_', '.' or '-'", p.Name)
 	}
 	for _, n := range p.Include {
 		if !ValidTunedName(n) {
-			return nil, fmt.Errorf("tuning: tuned profile %s: include %q: want letters, digits, '_', '.' or '-'", p.Name, n)
+			return nil, fmt.Errorf("persist: tuned profile %s: include %q: want letters, digits, '_', '.' or '-'", p.Name, n)
 		}
 	}
 	body, err := p.Conf().Render()
 	if err != nil {
-		return nil, fmt.Errorf("tuning: tuned profile %s: %w", p.Name, err)
+		return nil, fmt.Errorf("persist: tuned profile %s: %w", p.Name, err)
 	}
+	// The header keeps the name the type had in package tuning, where it
+	// was first written, so a file an earlier run wrote is still up to date.
 	return append([]byte("# Written by nettune (tuning.TunedProfile); `tuned-adm profile` another\n# profile and remove this directory to undo it.\n"), body...), nil
 }
 
@@ -159,7 +163,7 @@ func ParseTunedProfile(name string, data []byte) (TunedProfile, error) {
 // TunedProfilePath returns ROOT/etc/tuned/NAME/tuned.conf.
 func (h *Host) TunedProfilePath(name string) (string, error) {
 	if !ValidTunedName(name) {
-		return "", fmt.Errorf("tuning: tuned profile name %q: want letters, digits, '_', '.' or '-'", name)
+		return "", fmt.Errorf("persist: tuned profile name %q: want letters, digits, '_', '.' or '-'", name)
 	}
 	return h.root.Etc("tuned", name, "tuned.conf"), nil
 }
@@ -198,7 +202,7 @@ func (h *Host) WriteTunedProfile(p TunedProfile) (FileEdit, error) {
 // matching os.ErrNotExist.
 func (h *Host) TunedProfile(name string) (TunedProfile, error) {
 	if !ValidTunedName(name) {
-		return TunedProfile{}, fmt.Errorf("tuning: tuned profile name %q: want letters, digits, '_', '.' or '-'", name)
+		return TunedProfile{}, fmt.Errorf("persist: tuned profile name %q: want letters, digits, '_', '.' or '-'", name)
 	}
 	var firstErr error
 	for _, p := range []string{h.root.Etc("tuned", name, "tuned.conf"), h.root.Path("usr", "lib", "tuned", name, "tuned.conf")} {
@@ -211,7 +215,7 @@ func (h *Host) TunedProfile(name string) (TunedProfile, error) {
 		}
 		return ParseTunedProfile(name, data)
 	}
-	return TunedProfile{}, fmt.Errorf("tuning: tuned profile %s: %w", name, firstErr)
+	return TunedProfile{}, fmt.Errorf("persist: tuned profile %s: %w", name, firstErr)
 }
 
 // ActiveTunedProfile reads ROOT/etc/tuned/active_profile: the profiles tuned
@@ -224,7 +228,7 @@ func (h *Host) ActiveTunedProfile() ([]string, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("tuning: %w", err)
+		return nil, fmt.Errorf("persist: %w", err)
 	}
 	return strings.Fields(string(data)), nil
 }
@@ -257,9 +261,9 @@ func (t *Tuned) run(ctx context.Context, args ...string) ([]byte, error) {
 	out, err := r.Run(ctx, "tuned-adm", args...)
 	if err != nil {
 		if o := strings.TrimSpace(string(out)); o != "" && !strings.Contains(err.Error(), o) {
-			return out, fmt.Errorf("tuning: tuned-adm %s: %w: %s", strings.Join(args, " "), err, o)
+			return out, fmt.Errorf("persist: tuned-adm %s: %w: %s", strings.Join(args, " "), err, o)
 		}
-		return out, fmt.Errorf("tuning: tuned-adm %s: %w", strings.Join(args, " "), err)
+		return out, fmt.Errorf("persist: tuned-adm %s: %w", strings.Join(args, " "), err)
 	}
 	return out, nil
 }
@@ -269,11 +273,11 @@ func (t *Tuned) run(ctx context.Context, args ...string) ([]byte, error) {
 // tuned daemon (without one, tuned-adm only records the choice).
 func (t *Tuned) Activate(ctx context.Context, names ...string) error {
 	if len(names) == 0 {
-		return errors.New("tuning: tuned-adm profile needs a profile name")
+		return errors.New("persist: tuned-adm profile needs a profile name")
 	}
 	for _, n := range names {
 		if !ValidTunedName(n) {
-			return fmt.Errorf("tuning: tuned profile name %q: want letters, digits, '_', '.' or '-'", n)
+			return fmt.Errorf("persist: tuned profile name %q: want letters, digits, '_', '.' or '-'", n)
 		}
 	}
 	_, err := t.run(ctx, append([]string{"profile"}, names...)...)
@@ -312,7 +316,7 @@ func ParseTunedAdmActive(out []byte) (profiles []string, running bool, err error
 		}
 	}
 	if !found {
-		return nil, false, fmt.Errorf("tuning: tuned-adm active printed %q; want \"Current active profile: NAME\" or \"No current active profile.\"", strings.TrimSpace(string(out)))
+		return nil, false, fmt.Errorf("persist: tuned-adm active printed %q; want \"Current active profile: NAME\" or \"No current active profile.\"", strings.TrimSpace(string(out)))
 	}
 	return profiles, running, nil
 }
@@ -333,10 +337,10 @@ func (t *Tuned) Off(ctx context.Context) error {
 }
 
 // TunedActivation is switching tuned to other profiles as a value, in the
-// shape of Reversible: the profiles it activates and those active before
+// shape of tuning.Reversible: the profiles it activates and those active before
 // (none: tuned was off), which Undo activates again (or `tuned-adm off`).
-// Marshalled as JSON it is all a journal needs (ChangeOf, and
-// RevertAs[TunedActivation]() to revert it); Runner is not journaled, so a
+// Marshalled as JSON it is all a journal needs (tuning.ChangeFor, and
+// tuning.AddReverter[TunedActivation] to revert it); Runner is not journaled, so a
 // revert after a crash runs tuned-adm on this host.
 type TunedActivation struct {
 	Profiles []string `json:"profiles"`
@@ -352,7 +356,7 @@ func (TunedActivation) Kind() string { return "tuned-activation" }
 // now read from ROOT/etc/tuned/active_profile of h. It changes nothing.
 func (t *Tuned) PlanActivate(h *Host, names ...string) (TunedActivation, error) {
 	if len(names) == 0 {
-		return TunedActivation{}, errors.New("tuning: tuned activation needs a profile name")
+		return TunedActivation{}, errors.New("persist: tuned activation needs a profile name")
 	}
 	prev, err := h.ActiveTunedProfile()
 	if err != nil {
@@ -384,7 +388,7 @@ func (a TunedActivation) Verify(ctx context.Context) error {
 		return err
 	}
 	if strings.Join(got, " ") != strings.Join(a.Profiles, " ") {
-		return fmt.Errorf("tuning: tuned-adm active says %q, want %q", strings.Join(got, " "), strings.Join(a.Profiles, " "))
+		return fmt.Errorf("persist: tuned-adm active says %q, want %q", strings.Join(got, " "), strings.Join(a.Profiles, " "))
 	}
 	return nil
 }

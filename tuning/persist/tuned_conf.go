@@ -1,4 +1,4 @@
-package tuning
+package persist
 
 import (
 	"bytes"
@@ -156,12 +156,12 @@ func ParseTunedConf(data []byte, name string) (TunedConf, error) {
 			}
 		}
 		if cur < 0 {
-			return c, fmt.Errorf("tuning: %s line %d: %q comes before any [section]; a tuned.conf starts with a section such as [main]", name, n, value)
+			return c, fmt.Errorf("persist: %s line %d: %q comes before any [section]; a tuned.conf starts with a section such as [main]", name, n, value)
 		}
 		key, val, ok := strings.Cut(value, "=")
 		key = strings.TrimSpace(key)
 		if !ok || key == "" {
-			return c, fmt.Errorf("tuning: %s line %d: %q is not key=value", name, n, value)
+			return c, fmt.Errorf("persist: %s line %d: %q is not key=value", name, n, value)
 		}
 		val = strings.TrimSpace(val)
 		s := &c.Sections[cur]
@@ -229,7 +229,7 @@ func (c TunedConf) Render() ([]byte, error) {
 
 func checkSectionName(name string) error {
 	if name == "" || strings.TrimSpace(name) != name || strings.ContainsAny(name, "]\n\r#;") {
-		return fmt.Errorf("tuning: tuned.conf section name %q: want a non-empty name without ']', '#', ';', line breaks or surrounding white space", name)
+		return fmt.Errorf("persist: tuned.conf section name %q: want a non-empty name without ']', '#', ';', line breaks or surrounding white space", name)
 	}
 	return nil
 }
@@ -237,15 +237,15 @@ func checkSectionName(name string) error {
 func checkOption(section string, o Setting) error {
 	k := o.Key
 	if k == "" || strings.TrimSpace(k) != k || strings.ContainsAny(k, "=\n\r") || strings.ContainsAny(k[:1], "#;[") || inlineComment(k) >= 0 {
-		return fmt.Errorf("tuning: tuned.conf [%s] key %q: want a non-empty key without '=', line breaks, an inline ' #', surrounding white space, or a leading '#', ';' or '['", section, k)
+		return fmt.Errorf("persist: tuned.conf [%s] key %q: want a non-empty key without '=', line breaks, an inline ' #', surrounding white space, or a leading '#', ';' or '['", section, k)
 	}
 	lines := strings.Split(o.Value, "\n")
 	for i, line := range lines {
 		if strings.TrimSpace(line) != line || strings.ContainsRune(line, '\r') || inlineComment(line) > 0 {
-			return fmt.Errorf("tuning: tuned.conf [%s] %s=%q: a value line must not have surrounding white space or an inline ' #' (tuned would drop it)", section, k, o.Value)
+			return fmt.Errorf("persist: tuned.conf [%s] %s=%q: a value line must not have surrounding white space or an inline ' #' (tuned would drop it)", section, k, o.Value)
 		}
 		if i > 0 && (i == len(lines)-1 && line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";")) {
-			return fmt.Errorf("tuning: tuned.conf [%s] %s=%q: a continued value must not end in an empty line or have comment lines", section, k, o.Value)
+			return fmt.Errorf("persist: tuned.conf [%s] %s=%q: a continued value must not end in an empty line or have comment lines", section, k, o.Value)
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package tuning
+package persist
 
 import (
 	"bufio"
@@ -7,13 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/nettune/nettune/internal/hostfs"
+	"github.com/nettune/nettune/tuning"
 )
 
 // ErrNotVerifiable is matched by errors.Is when a journal record cannot be
@@ -21,22 +19,23 @@ import (
 // the record holds only the state before its change (what Undo needs, as
 // records written before the state set was kept) and so says nothing of
 // what the host should hold now.
-var ErrNotVerifiable = errors.New("tuning: journal record cannot be verified")
+var ErrNotVerifiable = errors.New("persist: journal record cannot be verified")
 
 // A VerifyFunc checks one journal record of its kind against the host,
-// reading only, the read-only twin of a Reverters function: it returns
+// reading only, the read-only twin of a tuning.Reverters function: it returns
 // what the record says the host holds, on one line, and nil when the host
 // holds it, an error saying what it found otherwise (or one matching
 // ErrNotVerifiable when it cannot tell).
 type VerifyFunc func(ctx context.Context, data json.RawMessage) (expected string, err error)
 
-// Verifiers maps an Undo.Kind to the VerifyFunc of its records, as
-// Reverters maps it to the function that undoes them; register one for
-// every kind Reverters holds (VerifyAs for a RevertAs kind).
+// Verifiers maps a tuning.Undo's Kind to the VerifyFunc of its records,
+// as tuning.Reverters maps it to the function that undoes them; register
+// one for every kind the Reverters hold (AddVerifier for an AddReverter
+// kind).
 type Verifiers map[string]VerifyFunc
 
 // An Expecter says, on one line, what its Verify checks that the host
-// holds. A Reversible whose Describe is long (a diff, whose first line is
+// holds. A tuning.Reversible whose Describe is long (a diff, whose first line is
 // its header) has one; Expected uses it.
 type Expecter interface {
 	Expected() string
@@ -44,7 +43,7 @@ type Expecter interface {
 
 // Expected is what r's Verify checks, on one line: r's Expected when it
 // is an Expecter, else the first line of its Describe.
-func Expected(r Reversible) string {
+func Expected(r tuning.Reversible) string {
 	if e, ok := r.(Expecter); ok {
 		return e.Expected()
 	}
@@ -52,20 +51,22 @@ func Expected(r Reversible) string {
 	return first
 }
 
-// AddVerifier registers VerifyAs[T] in ver under T's kind.
+// AddVerifier registers, in ver under T's kind, the VerifyFunc for
+// journal records that tuning.ChangeFor wrote from a T (or a *T), as
+// tuning.AddReverter registers their revert function: it decodes the
+// record into a new T and calls its Verify, which only reads.
 func AddVerifier[T any, P interface {
 	*T
-	Kinded
+	tuning.Kinded
 }](ver Verifiers) {
-	ver[kindOf[T, P]()] = VerifyAs[T, P]()
+	var v T
+	ver[P(&v).Kind()] = verifyAs[T, P]()
 }
 
-// VerifyAs returns the VerifyFunc for journal records that ChangeOf wrote
-// from a T (or a *T), as RevertAs returns their revert function: it
-// decodes the record into a new T and calls its Verify, which only reads.
-func VerifyAs[T any, P interface {
+// verifyAs returns the VerifyFunc AddVerifier registers.
+func verifyAs[T any, P interface {
 	*T
-	Reversible
+	tuning.Reversible
 }]() VerifyFunc {
 	return func(ctx context.Context, data json.RawMessage) (string, error) {
 		var v T
@@ -76,45 +77,24 @@ func VerifyAs[T any, P interface {
 	}
 }
 
-// Verifiers returns the VerifyFuncs of this package's own kinds, bound
-// to h's root as Reverters is: "file" (the bytes FileChange wrote),
-// "cpu-online" (exactly the CPUs KeepOnlineChange kept online) and
-// "sysctl" (the value SysctlChange set). A record from before the state
-// set was journaled matches ErrNotVerifiable.
+// Verifiers returns the VerifyFuncs of package tuning's own kinds, bound
+// to h's root as tuning.Host.Reverters is: "file" (the bytes
+// tuning.FileChange wrote), "cpu-online" (exactly the CPUs
+// KeepOnlineChange kept online) and "sysctl" (the value SysctlChange
+// set), each through tuning.Host.VerifyUndo. A record from before the
+// state set was journaled matches ErrNotVerifiable.
 func (h *Host) Verifiers() Verifiers {
-	return Verifiers{
-		undoFile: func(_ context.Context, data json.RawMessage) (string, error) {
-			var u fileUndo
-			if err := json.Unmarshal(data, &u); err != nil {
-				return "", fmt.Errorf("%w: file undo record: %v", ErrNotVerifiable, err)
+	ver := Verifiers{}
+	for kind := range h.live.Reverters() {
+		ver[kind] = func(ctx context.Context, data json.RawMessage) (string, error) {
+			want, ok, err := h.live.VerifyUndo(ctx, tuning.Undo{Kind: kind, Data: data})
+			if !ok {
+				return want, fmt.Errorf("%w: %v", ErrNotVerifiable, err)
 			}
-			want := u.Path + " as written"
-			if u.Written == nil {
-				return want, fmt.Errorf("%w: the record of %s holds its bytes before the change only", ErrNotVerifiable, u.Path)
-			}
-			return fmt.Sprintf("%s as written (%d bytes)", u.Path, len(u.Written)), verifyFile(u.Path, u.Written)
-		},
-		undoCPUs: func(_ context.Context, data json.RawMessage) (string, error) {
-			var u cpuOnlineUndo
-			if err := json.Unmarshal(data, &u); err != nil {
-				return "", fmt.Errorf("%w: cpu-online undo record: %v", ErrNotVerifiable, err)
-			}
-			if u.Want == nil {
-				return "the CPUs kept online", fmt.Errorf("%w: the record holds the CPUs online before the change (%s) only", ErrNotVerifiable, u.Online)
-			}
-			return "online CPUs " + u.Want.String(), h.verifyOnline(*u.Want)
-		},
-		undoSysctl: func(_ context.Context, data json.RawMessage) (string, error) {
-			var u sysctlUndo
-			if err := json.Unmarshal(data, &u); err != nil {
-				return "", fmt.Errorf("%w: sysctl undo record: %v", ErrNotVerifiable, err)
-			}
-			if u.Set == nil {
-				return "sysctl " + u.Name + " as set", fmt.Errorf("%w: the record of %s holds its value before the change (%q) only", ErrNotVerifiable, u.Name, u.Value)
-			}
-			return fmt.Sprintf("sysctl %s = %s", u.Name, *u.Set), h.verifySysctl(u.Name, *u.Set)
-		},
+			return want, err
+		}
 	}
+	return ver
 }
 
 // A RecordCheck is one undo record of a change a journal holds in force
@@ -128,12 +108,13 @@ type RecordCheck struct {
 	// when it cannot be told).
 	Expected string
 	// Err is nil when the host holds it; one matching ErrNotVerifiable
-	// when that cannot be told, or ErrTornJournal for a record cut short;
+	// when that cannot be told, or tuning.ErrTornJournal for a record cut
+	// short (a *tuning.TornRecordError);
 	// otherwise what was found instead.
 	Err error
 	// Interrupted is true for a change that began and never finished
 	// applying (a run killed part-way): the host holds whatever the kill
-	// left, which RevertJournal undoes.
+	// left, which tuning.RevertJournal undoes.
 	Interrupted bool
 	// NoRecord is true for a change that journaled no undo record: it
 	// changed nothing the journal can put back or check.
@@ -147,17 +128,17 @@ type RecordCheck struct {
 // kind ver lacks gives a check whose Err matches ErrNotVerifiable.
 //
 // It takes no lock and changes nothing (not even the journal), but
-// refuses a journal a live run holds (ErrJournalLocked, naming its PID,
-// read from /proc/locks): that run is changing and reverting what it
-// records. A journal that cannot be read is an error as ReadJournal
-// gives it (ErrTornJournal for an empty one).
+// refuses a journal a live run holds (tuning.ErrJournalLocked, naming
+// its PID, read from /proc/locks): that run is changing and reverting
+// what it records. A journal that cannot be read is an error as
+// tuning.ReadJournal gives it (tuning.ErrTornJournal for an empty one).
 func VerifyJournal(ctx context.Context, path string, ver Verifiers) ([]RecordCheck, error) {
-	entries, err := ReadJournal(path)
+	entries, err := tuning.ReadJournal(path)
 	if err != nil {
 		return nil, err
 	}
 	if pid, err := journalHolder(hostfs.Default().Proc("locks"), path); err == nil && pid != 0 {
-		return nil, fmt.Errorf("%w: %s is locked by PID %d, the run that writes it: its changes are being made and reverted; verify once it ends", ErrJournalLocked, path, pid)
+		return nil, fmt.Errorf("%w: %s is locked by PID %d, the run that writes it: its changes are being made and reverted; verify once it ends", tuning.ErrJournalLocked, path, pid)
 	}
 	var out []RecordCheck
 	for _, e := range entries {
@@ -167,7 +148,7 @@ func VerifyJournal(ctx context.Context, path string, ver Verifiers) ([]RecordChe
 		base := RecordCheck{Seq: e.Seq, Step: e.Step, Interrupted: !e.Applied && !e.Torn}
 		if e.Torn {
 			c := base
-			c.Err = &TornRecordError{Path: path, Line: e.Line, Seq: e.Seq, Step: e.Step, Whole: len(e.Undo), UndoCut: e.UndoCut}
+			c.Err = &tuning.TornRecordError{Path: path, Line: e.Line, Seq: e.Seq, Step: e.Step, Whole: len(e.Undo), UndoCut: e.UndoCut}
 			out = append(out, c)
 			continue
 		}
@@ -192,21 +173,6 @@ func VerifyJournal(ctx context.Context, path string, ver Verifiers) ([]RecordChe
 	return out, nil
 }
 
-// journalHolder returns the PID that holds an flock on the file at path,
-// as the kernel's lock table (locks, /proc/locks) lists it; 0 when none.
-func journalHolder(locks, path string) (int, error) {
-	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err != nil {
-		return 0, err
-	}
-	f, err := os.Open(locks)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	return parseLocks(f, unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
-}
-
 // parseLocks finds, in /proc/locks, the PID of an FLOCK held on the file
 // of device major:minor and inode ino. A line reads "1: FLOCK  ADVISORY
 // WRITE 1234 00:2e:5678 0 EOF" (the device in hex); a waiter's reads
@@ -222,7 +188,7 @@ func parseLocks(r io.Reader, major, minor uint32, ino uint64) (int, error) {
 		if f[5] == want {
 			pid, err := strconv.Atoi(f[4])
 			if err != nil {
-				return 0, fmt.Errorf("tuning: /proc/locks line %q: PID %q is not a number", sc.Text(), f[4])
+				return 0, fmt.Errorf("persist: /proc/locks line %q: PID %q is not a number", sc.Text(), f[4])
 			}
 			return pid, nil
 		}

@@ -1,4 +1,4 @@
-package tuning
+package persist
 
 import (
 	"bytes"
@@ -11,12 +11,12 @@ import (
 
 // FileEdit is writing one persistent configuration file (a tuned profile,
 // a file of /etc/sysctl.d, a systemd unit) as a value, in the shape of
-// Reversible: the bytes it gets, and what was there before (the file
+// tuning.Reversible: the bytes it gets, and what was there before (the file
 // existed? its bytes and mode; the directories the write creates), which
 // is what Undo puts back. Marshalled as JSON it is all a journal needs:
-// journal it with ChangeOf(kind, edit) and revert it with
-// RevertAs[FileEdit](). Build one with PlanFile or the Host's Plan
-// methods; Write methods plan and apply at once.
+// journal it with tuning.ChangeFor(edit) and revert it through
+// tuning.AddReverter[FileEdit]. Build one with PlanFile or the Host's
+// Plan methods; Write methods plan and apply at once.
 type FileEdit struct {
 	Path     string      `json:"path"`
 	Data     []byte      `json:"data"`               // what Apply writes (base64 in a journal)
@@ -37,7 +37,7 @@ func (FileEdit) Kind() string { return "persist-file" }
 func PlanFile(path string, data []byte) (FileEdit, error) {
 	r, err := persistfile.Plan(path)
 	if err != nil {
-		return FileEdit{}, fmt.Errorf("tuning: %w", err)
+		return FileEdit{}, fmt.Errorf("persist: %w", err)
 	}
 	return FileEdit{Path: path, Data: data, Existed: r.Existed, Previous: r.Previous, Mode: r.Mode, Created: r.Created}, nil
 }
@@ -65,14 +65,19 @@ func (e FileEdit) Describe() string {
 // the directory (root for /etc).
 func (e FileEdit) Apply(context.Context) error {
 	if _, err := persistfile.Write(e.Path, e.Data, 0o644); err != nil {
-		return fmt.Errorf("tuning: %w", err)
+		return fmt.Errorf("persist: %w", err)
 	}
 	return nil
 }
 
 // Verify re-reads the file and checks it holds Data; the error names the
 // first line that differs.
-func (e FileEdit) Verify(context.Context) error { return verifyFile(e.Path, e.Data) }
+func (e FileEdit) Verify(context.Context) error {
+	if err := persistfile.Verify(e.Path, e.Data); err != nil {
+		return fmt.Errorf("persist: %w", err)
+	}
+	return nil
+}
 
 // Undo puts back what was there when the edit was planned: the previous
 // bytes and mode, or no file (and none of the directories Apply created,
@@ -80,7 +85,7 @@ func (e FileEdit) Verify(context.Context) error { return verifyFile(e.Path, e.Da
 // an error.
 func (e FileEdit) Undo(context.Context) error {
 	if err := persistfile.Restore(e.record()); err != nil {
-		return fmt.Errorf("tuning: %w", err)
+		return fmt.Errorf("persist: %w", err)
 	}
 	return nil
 }
