@@ -42,7 +42,6 @@ func TestTomcatCopy(t *testing.T) {
 	t.Run("KeepThenRevertRestartsTomcat", testKeepThenRevertRestartsTomcat)
 	t.Run("ConcurrentApplyRefused", testConcurrentApplyRefused)
 	t.Run("ApplySearchesFromTheRule", testApplySearchesFromTheRule)
-	t.Run("ApplyUserSteps", testApplyUserSteps)
 }
 
 // TestIntegrationNamespaces is the lane of the studies in network

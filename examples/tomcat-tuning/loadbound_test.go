@@ -124,8 +124,21 @@ func TestIntegrationLoadBoundWorker(t *testing.T) {
 	t.Logf("light: %.0f req/s of %.0f, generator CPU %.1f %%, %s", light.AchievedRate, light.OfferedRate, light.Generator.Percent(), loadgen.LoadBound(light))
 	assert.Empty(t, loadgen.LoadBound(light), "100 req/s is well within the worker's means")
 
-	heavy, err := remoteload.NetNSLoad{Exe: clientWorker(t, bin, n.cli, true)}.Run(ctx, loadgen.Config{URL: hw.URL, Rate: 40000, Connections: 8, Duration: 1500 * time.Millisecond})
-	require.NoError(t, err)
+	// The quota is a ceiling: on a host busy with other tests the worker
+	// may get less than it, and then its CPU says nothing of the quota.
+	// Such a run is measured again, at most twice.
+	var heavy *loadgen.Result
+	for attempt := 1; ; attempt++ {
+		heavy, err = remoteload.NetNSLoad{Exe: clientWorker(t, bin, n.cli, true)}.Run(ctx, loadgen.Config{URL: hw.URL, Rate: 40000, Connections: 8, Duration: 1500 * time.Millisecond})
+		require.NoError(t, err)
+		if heavy.Generator.Percent() >= 90 {
+			break
+		}
+		if attempt == 3 {
+			t.Skipf("skipped: the host is too busy: the worker got %.1f %% of its quota in 3 runs", heavy.Generator.Percent())
+		}
+		t.Logf("attempt %d: the worker got %.1f %% of its quota (the host is busy): again", attempt, heavy.Generator.Percent())
+	}
 	lag := time.Duration(heavy.Histograms.Lag.ValueAtQuantile(99)) * time.Microsecond
 	t.Logf("heavy: %.0f req/s of %.0f, generator CPU %.1f %% of %d, lag p99 %s, missed %d: %q",
 		heavy.AchievedRate, heavy.OfferedRate, heavy.Generator.Percent(), heavy.Generator.CPUs, lag, heavy.Missed, loadgen.LoadBound(heavy))

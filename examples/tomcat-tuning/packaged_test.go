@@ -125,6 +125,7 @@ func TestPackaged(t *testing.T) {
 	t.Run("Plan", testPlanPackaged)
 	t.Run("ApplyRefusesTwoJVMs", testApplyRefusesTwoJVMs)
 	t.Run("KillPlanLeavesNoCopy", testKillPlanLeavesNoCopy)
+	t.Run("ApplyUserSteps", testApplyUserSteps)
 }
 
 // testApplyPackagedRunning runs the study on Debian's tomcat10 running as

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,12 +16,13 @@ import (
 	"github.com/nettune/nettune/tuning"
 )
 
-// testApplyUserSteps runs the user's own steps on a copy of Debian's
-// instance: a sysctl (net.core.somaxconn), a JVM option
-// (-XX:+UseSerialGC, which the JVM of that step runs with) and an
-// attribute of the Connector (acceptCount). Each is measured with a
-// verdict in -json, and afterwards the sysctl reads as found, server.xml
-// is byte-identical and the jvm step's setenv.sh is gone.
+// testApplyUserSteps runs the user's own steps on Debian's tomcat10 as
+// installed (/var/lib/tomcat10, run as tomcat): a sysctl
+// (net.core.somaxconn), a JVM option (-XX:+UseSerialGC, which the JVM of
+// that step runs with) and an attribute of the Connector (acceptCount).
+// Each is measured with a verdict in -json, and afterwards the sysctl
+// reads as found, server.xml is byte-identical and the jvm step's
+// setenv.sh and the bin directory it made are gone.
 func testApplyUserSteps(t *testing.T) {
 	testutil.RequireHostTests(t) // a sysctl of this host, restored after
 	testutil.StableCPUs(t)
@@ -39,15 +39,17 @@ func testApplyUserSteps(t *testing.T) {
 			_, _ = h.SetSysctl("net.core.somaxconn", before)
 		}
 	})
-	in, port, orig := tomcatBase(t)
+	in, _ := packagedStudy(t)
+	orig, err := os.ReadFile(in.ServerXML())
+	require.NoError(t, err)
 	jsonOut := filepath.Join(t.TempDir(), "steps.json")
 	sysctlStep, jvmStep, connectorStep := "sysctl:net.core.somaxconn="+want, "jvm:-XX:+UseSerialGC", "connector:acceptCount=333"
 	setenv := filepath.Join(in.Base, "bin", "setenv.sh")
 	require.NoFileExists(t, setenv)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	out, err := runProgram(t, ctx, "-apply", "-cpu-method", "affinity", "-catalina-home", in.Home, "-catalina-base", in.Base,
-		"-port", strconv.Itoa(port), "-journal", filepath.Join(t.TempDir(), "j"), "-steps", sysctlStep+","+jvmStep+","+connectorStep,
+	out, err := runProgram(t, ctx, "-apply", "-cpu-method", "affinity", "-journal", filepath.Join(t.TempDir(), "j"),
+		"-steps", sysctlStep+","+jvmStep+","+connectorStep,
 		"-repeat", "2", "-duration", "500ms", "-warmup", "0s", "-latency-rate", "200", "-connections", "4", "-json", jsonOut)
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, out, "net.core.somaxconn: "+before+" -> "+want)
@@ -72,4 +74,5 @@ func testApplyUserSteps(t *testing.T) {
 	assert.Equal(t, string(orig), string(got), "server.xml byte-identical")
 	assert.False(t, strings.Contains(string(got), "acceptCount=\"333\""))
 	assert.NoFileExists(t, setenv, "the jvm step's file removed")
+	assert.NoDirExists(t, filepath.Dir(setenv), "and the bin directory it made")
 }
