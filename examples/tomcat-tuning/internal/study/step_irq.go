@@ -6,11 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-
+	"github.com/nettune/nettune/loadgen"
 	"github.com/nettune/nettune/nic"
 	"github.com/nettune/nettune/tuning"
 )
@@ -60,8 +56,8 @@ func (p *planner) irqSpread(step string) (*tuning.Change, error) {
 	case n.Virtual:
 		return &tuning.Change{Skip: n.Name + " is virtual (no device/): its traffic raises no queue interrupts to place"}, nil
 	}
-	if pid := processNamed(p.h.Root, "irqbalance"); pid > 0 {
-		return &tuning.Change{Skip: fmt.Sprintf("irqbalance (PID %d) runs and would move the IRQs again: stop it for the study (systemctl stop irqbalance) and start it after", pid)}, nil
+	if pids, _ := loadgen.FindProcess(p.h.Root, "irqbalance"); len(pids) > 0 {
+		return &tuning.Change{Skip: fmt.Sprintf("irqbalance (PID %d) runs and would move the IRQs again: stop it for the study (systemctl stop irqbalance) and start it after", pids[0])}, nil
 	}
 	place, _ := placedBefore(p.h, p.o, step)
 	c, err := nic.New(&nic.Options{Root: p.h.Root})
@@ -80,23 +76,4 @@ func (p *planner) irqSpread(step string) (*tuning.Change, error) {
 		return &tuning.Change{Describe: e.Describe() + ": already so"}, nil
 	}
 	return tuning.ChangeFor(e)
-}
-
-// processNamed returns the PID of a process whose comm is name under
-// root's /proc, or 0 for none.
-func processNamed(root, name string) int {
-	ents, err := os.ReadDir(filepath.Join(root, "proc"))
-	if err != nil {
-		return 0
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if b, err := os.ReadFile(filepath.Join(root, "proc", e.Name(), "comm")); err == nil && strings.TrimSpace(string(b)) == name {
-			return pid
-		}
-	}
-	return 0
 }
