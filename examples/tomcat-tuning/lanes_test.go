@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"testing"
+
+	"github.com/nettune/nettune/internal/testutil"
 )
 
 // The package's tests that run real Tomcat, sshd or a container take most
@@ -35,24 +37,13 @@ import (
 // go test's default (-parallel GOMAXPROCS) as many as there are CPUs.
 // One test alone: -run 'TestTomcatCopy/ApplyAffinityRevert$'.
 
-// testJVMOptions are given to every JVM this package's tests start but
-// the container's (its systemd starts Tomcat with the unit's own
-// environment), through JDK_JAVA_OPTIONS: the java launcher reads it, so
-// the JVMs of Debian's tomcat-start.sh get it too, although that script
-// assigns JAVA_OPTS afresh. The JVMs compile with C1 only. The tests
-// assert properties, never a figure's size, and C2's compilations took
-// most of a test JVM's CPU on this 2-CPU host: testApplyAffinityRevert
-// alone, on an idle host, ran 66 s with C2 and 52 s without (Tomcat ready
-// in 4.8 s against 2.6 s; the host's busy CPU 65 s against 48 s). The
-// study checks a jvm: step's option in /proc/PID/cmdline, where
-// JDK_JAVA_OPTIONS does not appear. A JDK_JAVA_OPTIONS already set is
-// kept as it is.
-const testJVMOptions = "-XX:TieredStopAtLevel=1"
-
+// TestMain gives the JVMs this package's tests start the cheap options
+// of testutil.SetTestJVMOptions (C1 only): testApplyAffinityRevert alone,
+// on an idle host, ran 66 s with C2 and 52 s without (Tomcat ready in
+// 4.8 s against 2.6 s; the host's busy CPU 65 s against 48 s), and the
+// package's tests in a gate run 541 s against 408 s.
 func TestMain(m *testing.M) {
-	if _, ok := os.LookupEnv("JDK_JAVA_OPTIONS"); !ok {
-		os.Setenv("JDK_JAVA_OPTIONS", testJVMOptions)
-	}
+	testutil.SetTestJVMOptions()
 	os.Exit(m.Run())
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -53,6 +55,9 @@ func ForTestContainer(t testing.TB, prepare func(c *Container) error) *Container
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := passJVMOptions(c.Upper); err != nil {
+		t.Fatal(err)
+	}
 	if prepare != nil {
 		if err := prepare(c); err != nil {
 			t.Fatalf("nspawn: prepare the container: %v", err)
@@ -78,6 +83,33 @@ func ForTestContainer(t testing.TB, prepare func(c *Container) error) *Container
 		t.Logf("nspawn: %s stopped in %s", c.Machine, time.Since(t0).Round(time.Millisecond))
 	})
 	return c
+}
+
+// passJVMOptions gives the container's services the test process's
+// JDK_JAVA_OPTIONS, when it is set, as the host's JVMs get it from the
+// test's environment: a systemd manager drop-in in upper
+// (etc/systemd/system.conf.d, DefaultEnvironment=), which the units'
+// environment (tomcat10.service's, its EnvironmentFile) does not show.
+// A package's tests set it to make their JVMs cheaper to start
+// (examples/tomcat-tuning compiles with C1 only); without it the
+// container is as the image built it.
+func passJVMOptions(upper string) error {
+	v := os.Getenv("JDK_JAVA_OPTIONS")
+	if v == "" {
+		return nil
+	}
+	if strings.ContainsAny(v, "\"\\\n") {
+		return fmt.Errorf("nspawn: JDK_JAVA_OPTIONS %q: want options without quotes, backslashes or newlines", v)
+	}
+	dir := filepath.Join(upper, "etc", "systemd", "system.conf.d")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("nspawn: %w", err)
+	}
+	body := "# The test's JVM options (internal/nspawn.ForTest), for every service.\n[Manager]\nDefaultEnvironment=\"JDK_JAVA_OPTIONS=" + v + "\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "test-jvm-options.conf"), []byte(body), 0o644); err != nil {
+		return fmt.Errorf("nspawn: %w", err)
+	}
+	return nil
 }
 
 type tlogWriter struct{ t testing.TB }

@@ -641,3 +641,22 @@ func SkipUnderUserEmulation(t testing.TB, why string) {
 		t.Skipf("skipped under user-mode emulation (/proc/self/stat is qemu's, state not a letter): %s", why)
 	}
 }
+
+// TestJVMOptions are the JVM options SetTestJVMOptions gives the JVMs a
+// package's tests start: C1 only. Such tests assert properties (a change
+// undone, a JVM restarted, a file as found), never a figure's size, and
+// on a 2-CPU host C2's compilations were most of a test JVM's CPU.
+const TestJVMOptions = "-XX:TieredStopAtLevel=1"
+
+// SetTestJVMOptions sets JDK_JAVA_OPTIONS to TestJVMOptions in this
+// process's environment, unless it is set already (then it is kept as
+// it is), for a package's TestMain. The java launcher reads it, so every
+// JVM the tests start gets it, also through Debian's tomcat-start.sh,
+// which assigns JAVA_OPTS afresh; a container of nspawn.ForTest passes
+// it to its services. It does not show in /proc/PID/cmdline, where the
+// study checks a jvm: step's option.
+func SetTestJVMOptions() {
+	if _, ok := os.LookupEnv("JDK_JAVA_OPTIONS"); !ok {
+		os.Setenv("JDK_JAVA_OPTIONS", TestJVMOptions)
+	}
+}
