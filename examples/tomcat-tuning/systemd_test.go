@@ -226,6 +226,7 @@ func TestIntegrationContainer(t *testing.T) {
 	t.Run("UnderSystemdRefusesJVMBeside", testUnderSystemdRefusesJVMBeside)
 	t.Run("PersistSurvivesReboot", testPersistSurvivesReboot)
 	t.Run("PersistDefaultSteps", testPersistDefaultSteps)
+	t.Run("TunedStep", testTunedStep)
 }
 
 // testUnderSystemd runs the study inside a container where

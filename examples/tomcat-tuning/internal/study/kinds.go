@@ -84,9 +84,9 @@ func Kinds() []Kind {
 
 // UserKinds returns the kinds of step a user parameterises in -steps
 // (KIND:ARG), after the guide's: a sysctl, an attribute of the Connector,
-// an option of the JVM, the NIC's IRQs spread.
+// an option of the JVM, the NIC's IRQs spread, a tuned profile.
 func UserKinds() []Kind {
-	return []Kind{sysctlKind(), connectorKind(), jvmKind(), irqKind()}
+	return []Kind{sysctlKind(), connectorKind(), jvmKind(), irqKind(), tunedKind()}
 }
 
 // lookupKind returns the Kind of the step named name: one of Kinds, or a

@@ -71,6 +71,10 @@ type Persistence struct {
 	// Files are further files a kept step writes as they are (the jvm
 	// step's setenv.sh), each journaled as a persist.FileEdit.
 	Files []PersistFile
+	// Activate is the tuned profile a kept tuned:PROFILE step activates
+	// when nettune's own profile has nothing to keep (with it, Profile
+	// includes PROFILE).
+	Activate []string
 	// Notes say what could not be made persistent, and why.
 	Notes []string
 }
@@ -146,6 +150,8 @@ type persistPlan struct {
 	dropIn tomcatconf.DropIn
 	// xml are the kept server.xml edits, in the steps' order.
 	xml []func(*tomcatconf.Config) error
+	// tunedBase is the profile of a kept tuned:PROFILE step.
+	tunedBase string
 }
 
 // finish adds the CPUs, the drop-in and the server.xml edit the steps
@@ -174,6 +180,10 @@ func (pp *persistPlan) finish() error {
 	}
 	if p.Profile != nil && len(p.Profile.Sysfs) == 0 && len(p.Profile.Sysctl) == 0 && p.Profile.Cmdline == "" && len(p.Profile.Extra.Sections) == 0 {
 		p.Profile = nil // nothing for tuned to keep
+		if pp.tunedBase != "" {
+			p.Activate = []string{pp.tunedBase}
+			p.Notes = append(p.Notes, "tuned:"+pp.tunedBase+": `tuned-adm profile "+pp.tunedBase+"` keeps it (tuned applies the chosen profile at every start)")
+		}
 	}
 	if !h.Tomcat.Usable() || len(pp.xml) == 0 {
 		return nil
@@ -232,6 +242,12 @@ func (p Persistence) Steps(h Host) []tuning.Step {
 		add("persist-tuned-profile", "tuned profile "+ProfileName, func(ph *persist.Host) (tuning.Kinded, error) { return ph.PlanTunedProfile(prof) })
 		add("persist-tuned-activate", "tuned-adm profile "+ProfileName, func(ph *persist.Host) (tuning.Kinded, error) {
 			return (&persist.Tuned{}).PlanActivate(ph, ProfileName)
+		})
+	}
+	if p.Profile == nil && len(p.Activate) > 0 {
+		names := p.Activate
+		add("persist-tuned-activate", "tuned-adm profile "+strings.Join(names, " "), func(ph *persist.Host) (tuning.Kinded, error) {
+			return (&persist.Tuned{}).PlanActivate(ph, names...)
 		})
 	}
 	for i, f := range p.Files {

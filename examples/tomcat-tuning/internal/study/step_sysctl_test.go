@@ -64,7 +64,7 @@ func TestParseStepsSysctl(t *testing.T) {
 		{"sysctl:net.core.somaxconn=", "no value for net.core.somaxconn"},
 		{"sysctl:net core=1", `sysctl name "net core": want a name as sysctl(8) takes it`},
 		{"sysctl", `unknown step "sysctl"; want some of iommu,cpus,open-files,access-log,threads,nic-queues,numa-local,sysctl:NAME=VALUE`},
-		{"tuned:x", `unknown step "tuned:x"`},
+		{"tunable:x", `unknown step "tunable:x"`},
 	} {
 		_, err := ParseSteps(tt.in)
 		assert.ErrorContains(t, err, tt.want, tt.in)
