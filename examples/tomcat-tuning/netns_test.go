@@ -191,7 +191,8 @@ func (b *syncBuffer) String() string {
 // the server's veth from the URL's address, set its rx/tx channels to the
 // CPUs Tomcat gets while it measures, measure over the veth (its rx
 // counters grow by more than the requests offered), put the channels back
-// and leave no JVM and no load worker behind.
+// and leave no JVM and no load worker behind. irq:spread, beside it, is
+// skipped: the veth has queues but raises no queue interrupts.
 func testStudyNICQueuesNetNS(t *testing.T) {
 	testutil.RequireHostTests(t)
 	testutil.StableCPUs(t)
@@ -218,7 +219,7 @@ func testStudyNICQueuesNetNS(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", n.srv, bin, "-apply",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port), "-url", url,
-		"-load-netns", n.cli, "-steps", "cpus,open-files,nic-queues",
+		"-load-netns", n.cli, "-steps", "cpus,open-files,nic-queues,irq:spread",
 		"-repeat", "2", "-duration", duration.String(), "-warmup", "1s", "-latency-rate", strconv.Itoa(rate), "-connections", "8",
 		"-journal", journal, "-json", jsonOut)
 	cmd.Env = cleanEnv()
@@ -270,6 +271,10 @@ poll:
 	assert.True(t, seen[nic.Channels{MaxRX: 8, MaxTX: 8, RX: 1, TX: 1}], "the search never set %s to one queue; seen: %v", n.srvIf, seen)
 	assert.Regexp(t, `kept queues=\d+: `, text)
 	assert.Contains(t, text, "every change reverted")
+	// A veth raises no queue interrupts: irq:spread is skipped, saying
+	// so, before anything is measured for it.
+	assert.Contains(t, text, n.srvIf+" is virtual (no device/): its traffic raises no queue interrupts to place")
+	assert.Equal(t, study.StatusSkipped, steps["irq:spread"].Status, "irq:spread on a veth")
 
 	// Both measurements ran over the veth: a request is at least one
 	// packet received by the server's side, and over a second and a half
