@@ -169,12 +169,19 @@ func TestStudyFile(t *testing.T) {
 	assert.Equal(t, []string{"access-log"}, over.o.Steps)
 	assert.Equal(t, time.Minute, over.o.WarmUp, "the file's other values stay")
 
+	// A list item's comma is the step's own, as "\," is on the command line.
+	commas := filepath.Join(t.TempDir(), "commas.json")
+	require.NoError(t, os.WriteFile(commas, []byte(`{"steps": ["access-log", "jvm:-XX:CompileCommand=exclude,java/lang/String.indexOf"]}`), 0o644))
+	c, err := parseArgs([]string{"-study", commas}, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"access-log", "jvm:-XX:CompileCommand=exclude,java/lang/String.indexOf"}, c.o.Steps)
+
 	for _, tt := range []struct{ json, want string }{
 		{`{"repeats": 2}`, `"repeats" is not a flag this file can set`},
 		{`{"repeat": "two"}`, `"repeat": invalid value "two"`},
 		{`{"study": "other.json"}`, `"study" is not a flag this file can set`},
 		{`{"revert": true}`, `"revert" is not a flag this file can set`},
-		{`{"steps": ["access-log", 3]}`, `"steps": item 2 of the list: want a string without a comma`},
+		{`{"steps": ["access-log", 3]}`, `"steps": item 2 of the list: want a string, got 3`},
 		{`{"steps": ["nope"]}`, `-steps: unknown step "nope"`},
 		{`["apply"]`, "want a JSON object of flag names and values"},
 		{`{"keep": true}`, "-keep leaves -apply's changes in place: give -apply too"},

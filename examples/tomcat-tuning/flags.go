@@ -45,7 +45,7 @@ func parseArgs(args []string, stdout io.Writer) (command, error) {
 	fs.BoolVar(&c.verify, "verify", false, "check that the host still holds every change the journal keeps in force (-persist's files, a -keep run's state): each as expected/found; exit 0 when all hold, 1 otherwise; takes only -journal")
 	fs.BoolVar(&o.Keep, "keep", false, "with -apply: leave the changes in place (revert later with -revert)")
 	fs.StringVar(&o.Journal, "journal", o.Journal, "journal `file` of -apply, -verify and -revert")
-	fs.StringVar(&steps, "steps", steps, "steps to run, in this order: the guide's (iommu,cpus,open-files,access-log,threads,nic-queues,numa-local) and your own, sysctl:NAME=VALUE, jvm:OPTION, connector:ATTR=VALUE, irq:spread, tuned:PROFILE")
+	fs.StringVar(&steps, "steps", steps, "steps to run, in this order: the guide's (iommu,cpus,open-files,access-log,threads,nic-queues,numa-local) and your own, sysctl:NAME=VALUE, jvm:OPTION, connector:ATTR=VALUE, irq:spread, tuned:PROFILE (a comma inside a step is written \\,)")
 	fs.StringVar(&o.Home, "catalina-home", "", "Tomcat's CATALINA_HOME (default: $CATALINA_HOME or Debian's)")
 	fs.StringVar(&o.Base, "catalina-base", "", "Tomcat's CATALINA_BASE (default: $CATALINA_BASE or Debian's)")
 	fs.StringVar(&o.Port, "port", "", "port of the HTTP Connector to tune (default: the first HTTP/1.1 Connector's)")

@@ -13,7 +13,8 @@ import (
 // SetFromFile sets flags from the JSON object in the file at path: each
 // key is a flag's name, each value what the command line would give it (a
 // string, a number, a boolean, or a list of strings, joined by commas as
-// a list flag takes them). Keys named in refused (the file's own flag) are
+// a list flag takes them, a comma inside an item written "\,", which the
+// list flag's parser must take for a comma of the item). Keys named in refused (the file's own flag) are
 // errors. Parse the command line again afterwards, so that its flags
 // override the file's; Given then holds both. Every error names the file
 // and the key, and is a usage error.
@@ -65,10 +66,10 @@ func flagText(v any) (string, error) {
 		parts := make([]string, len(x))
 		for i, e := range x {
 			s, ok := e.(string)
-			if !ok || strings.Contains(s, ",") {
-				return "", fmt.Errorf("item %d of the list: want a string without a comma, got %v", i+1, e)
+			if !ok {
+				return "", fmt.Errorf("item %d of the list: want a string, got %v", i+1, e)
 			}
-			parts[i] = s
+			parts[i] = strings.ReplaceAll(s, ",", `\,`)
 		}
 		return strings.Join(parts, ","), nil
 	}

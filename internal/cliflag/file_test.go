@@ -21,11 +21,11 @@ func TestSetFromFile(t *testing.T) {
 	var d time.Duration
 	DurationVar(f, &d, "d", time.Second, "a duration")
 	path := filepath.Join(t.TempDir(), "f.json")
-	require.NoError(t, os.WriteFile(path, []byte(`{"n": 7, "b": true, "s": ["a", "b"], "d": 60}`), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte(`{"n": 7, "b": true, "s": ["a", "b,c"], "d": 60}`), 0o644))
 	require.NoError(t, f.SetFromFile(path))
 	assert.Equal(t, 7, *n)
 	assert.True(t, *b)
-	assert.Equal(t, "a,b", *s)
+	assert.Equal(t, `a,b\,c`, *s, "a comma inside an item is escaped")
 	assert.Equal(t, time.Minute, d, "a bare number is seconds, as on the command line")
 	require.NoError(t, f.Parse([]string{"-n", "8"}))
 	assert.Equal(t, 8, *n, "the command line wins")
@@ -35,7 +35,7 @@ func TestSetFromFile(t *testing.T) {
 		{`{"n": "x"}`, `f.json: "n": invalid value "x"`},
 		{`{"m": 1}`, `f.json: "m" is not a flag this file can set`},
 		{`{"n": null}`, `f.json: "n": want a string, a number, a boolean or a list of strings`},
-		{`{"s": ["a,b"]}`, `item 1 of the list: want a string without a comma`},
+		{`{"s": ["a", 2]}`, `item 2 of the list: want a string, got 2`},
 		{`{"n": 1} {"n": 2}`, "want one JSON object of flag names and values: more follows it"},
 		{`nope`, "want a JSON object of flag names and values"},
 	} {

@@ -447,15 +447,38 @@ func (o Options) LoadConfig(url string) loadgen.Config {
 }
 
 // ParseSteps splits a -steps list ("threads, access-log") into step
-// names, checking each is known and named once.
+// names, checking each is known and named once. A comma that belongs to
+// a step (a JVM option's, jvm:-XX:CompileCommand=exclude\,java/lang/String.indexOf)
+// is written "\,"; a list item of a study file's "steps" may hold a comma
+// as it is (cliflag writes it so).
 func ParseSteps(list string) ([]string, error) {
 	var names []string
-	for _, name := range strings.Split(list, ",") {
+	for _, name := range splitSteps(list) {
 		if name = strings.TrimSpace(name); name != "" {
 			names = append(names, name)
 		}
 	}
 	return checkSteps(names)
+}
+
+// splitSteps splits list at the commas not escaped as "\,", and turns
+// each "\," into ",".
+func splitSteps(list string) []string {
+	var out []string
+	var cur strings.Builder
+	for i := 0; i < len(list); i++ {
+		switch {
+		case list[i] == '\\' && i+1 < len(list) && list[i+1] == ',':
+			cur.WriteByte(',')
+			i++
+		case list[i] == ',':
+			out = append(out, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(list[i])
+		}
+	}
+	return append(out, cur.String())
 }
 
 func checkSteps(names []string) ([]string, error) {

@@ -88,3 +88,15 @@ func TestCheckJVMArg(t *testing.T) {
 	assert.NoError(t, checkJVMArg(self, os.Args[0]))
 	assert.ErrorContains(t, checkJVMArg(self, "-XX:+UseSerialGC"), "was started without -XX:+UseSerialGC: its CATALINA_BASE/bin/setenv.sh was not read")
 }
+
+// TestParseStepsEscapedComma: a comma of a step's own (a JVM option's) is
+// written "\,"; the others separate steps, as before.
+func TestParseStepsEscapedComma(t *testing.T) {
+	names, err := ParseSteps(`access-log,jvm:-XX:CompileCommand=exclude\,java/lang/String.indexOf, sysctl:net.ipv4.ip_local_reserved_ports=8080\,8081`)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"access-log", "jvm:-XX:CompileCommand=exclude,java/lang/String.indexOf",
+		"sysctl:net.ipv4.ip_local_reserved_ports=8080,8081"}, names)
+	assert.Equal(t, []string{"a", `b\c`, ""}, splitSteps(`a,b\c,`), "a backslash before anything else is kept")
+	_, err = ParseSteps("jvm:-XX:CompileCommand=exclude,java/lang/String.indexOf")
+	assert.ErrorContains(t, err, `unknown step "java/lang/String.indexOf"`, "an unescaped comma splits")
+}
