@@ -52,8 +52,8 @@ func TestHelpAndVersion(t *testing.T) {
 	}, []string{
 		"alpha", "apply", "capacity-rate", "catalina-base", "catalina-home", "connections", "cpu-method", "cpus",
 		"duration", "export", "grub", "iface", "journal", "json", "keep", "latency-rate", "load-host", "load-netns",
-		"load-shares-cpus", "load-worker", "persist", "persist-steps", "plan", "plot", "port", "repeat", "revert", "root",
-		"search", "ssh-config", "steps", "study", "url", "verify", "warmup", "warmup-interval", "wide",
+		"load-shares-cpus", "load-worker", "persist", "persist-steps", "plan", "plot", "port", "queues-candidates", "repeat", "revert", "root",
+		"search", "ssh-config", "steps", "study", "threads-candidates", "url", "verify", "warmup", "warmup-interval", "wide",
 	})
 	out, _, _ := runCLI(t, "-h")
 	assert.True(t, strings.HasPrefix(out, synopsis+"\n"), out)
@@ -107,6 +107,11 @@ func TestRefusedCommandLines(t *testing.T) {
 		{"measuring on a fixture root", []string{"-root", dir, "-repeat", "2"}, "-repeat: nothing is measured on a fixture -root"},
 		{"measuring with -export alone", []string{"-export", dir, "-latency-rate", "100"}, "-latency-rate: -export without -apply writes the guide's plan and measures nothing"},
 		{"searching with -export alone", []string{"-export", dir, "-search=false"}, "-search: -export without -apply"},
+		{"candidates without the search", []string{"-apply", "-search=false", "-threads-candidates", "16"}, "-threads-candidates and -queues-candidates are measured by the search: drop -search=false"},
+		{"candidates with -export alone", []string{"-export", dir, "-queues-candidates", "4"}, "-queues-candidates: -export without -apply"},
+		{"bad candidate", []string{"-apply", "-threads-candidates", "16,x"}, `-threads-candidates: "x": want whole numbers from 1 to 100000`},
+		{"zero queues", []string{"-apply", "-queues-candidates", "0"}, `-queues-candidates: "0": want whole numbers from 1 to 65535`},
+		{"candidate twice", []string{"-apply", "-threads-candidates", "16,16"}, "-threads-candidates: 16 named twice"},
 		{"retired -remote-load", []string{"-remote-load"}, "flag provided but not defined: -remote-load"},
 		{"renamed -rate", []string{"-rate", "100"}, "flag provided but not defined: -rate"},
 		{"-search off, a string no more", []string{"-apply", "-search", "off"}, `unexpected arguments ["off"`},
@@ -176,12 +181,20 @@ func TestStudyFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"access-log", "jvm:-XX:CompileCommand=exclude,java/lang/String.indexOf"}, c.o.Steps)
 
+	// The search's own values, as numbers or as the flag's text.
+	cands := filepath.Join(t.TempDir(), "cands.json")
+	require.NoError(t, os.WriteFile(cands, []byte(`{"threads-candidates": [16, 32, 64], "queues-candidates": "4,8"}`), 0o644))
+	c, err = parseArgs([]string{"-study", cands}, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, []int{16, 32, 64}, c.o.ThreadCandidates)
+	assert.Equal(t, []int{4, 8}, c.o.QueueCandidates)
+
 	for _, tt := range []struct{ json, want string }{
 		{`{"repeats": 2}`, `"repeats" is not a flag this file can set`},
 		{`{"repeat": "two"}`, `"repeat": invalid value "two"`},
 		{`{"study": "other.json"}`, `"study" is not a flag this file can set`},
 		{`{"revert": true}`, `"revert" is not a flag this file can set`},
-		{`{"steps": ["access-log", 3]}`, `"steps": item 2 of the list: want a string, got 3`},
+		{`{"steps": ["access-log", false]}`, `"steps": item 2 of the list: want a string or a number, got false`},
 		{`{"steps": ["nope"]}`, `-steps: unknown step "nope"`},
 		{`["apply"]`, "want a JSON object of flag names and values"},
 		{`{"keep": true}`, "-keep leaves -apply's changes in place: give -apply too"},

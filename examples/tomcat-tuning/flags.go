@@ -57,6 +57,9 @@ func parseArgs(args []string, stdout io.Writer) (command, error) {
 	fs.IntVar(&o.Repeat, "repeat", o.Repeat, "capacity runs per step: the table shows their median and range, and tests each uplift on them")
 	fs.Float64Var(&o.Alpha, "alpha", o.Alpha, "significance level of the uplifts' Mann-Whitney U test (benchstat's -alpha)")
 	fs.BoolVar(&search, "search", search, "measure candidates where the guide applies a rule (maxThreads: CPUs-1, the census, 2x and 4x CPUs, the pool before; NIC queues: 1, CPUs/2, CPUs, the maximum) and keep the best; -search=false applies the guide's rules exactly")
+	var threadValues, queueValues string
+	fs.StringVar(&threadValues, "threads-candidates", "", "with -search: the maxThreads `values` measured beside the guide's rule and the pool before, comma-separated (16,32,64), in place of the census's and 2x and 4x CPUs")
+	fs.StringVar(&queueValues, "queues-candidates", "", "with -search: the NIC queue `counts` measured beside the guide's rule and the count before, comma-separated (4,8), in place of 1, CPUs/2 and the maximum (capped at the device's)")
 	fs.Float64Var(&o.Rate, "latency-rate", o.Rate, fmt.Sprintf("requests/s of the latency run, one rate common to every step, below capacity; not the guide's wrk2 -R, which is -capacity-rate (0: %.0f%% of the baseline's capacity)", 100*study.DefaultLatencyShare))
 	fs.IntVar(&o.Connections, "connections", o.Connections, fmt.Sprintf("load connections (wrk2 -c); 0 sizes the load to the server: from Tomcat's CPUs at the guide's -c%d for %d CPUs, doubled on the baseline while the capacity grows beyond the noise band, up to %d× the start (at most %d)",
 		study.GuideConnections, study.GuideCPUs, 1<<study.SizingDoublings, study.MaxSizedConnections))
@@ -102,6 +105,12 @@ func parseArgs(args []string, stdout io.Writer) (command, error) {
 	}
 	var err error
 	if o.Steps, err = study.ParseSteps(steps); err != nil {
+		return c, cliflag.Usage(err)
+	}
+	if o.ThreadCandidates, err = study.ParseCandidates("threads-candidates", threadValues, study.MaxThreadCandidate); err != nil {
+		return c, cliflag.Usage(err)
+	}
+	if o.QueueCandidates, err = study.ParseCandidates("queues-candidates", queueValues, study.MaxQueueCandidate); err != nil {
 		return c, cliflag.Usage(err)
 	}
 	if persistSteps != "" {
@@ -169,6 +178,10 @@ func refuse(given cliflag.Given, c command) error {
 	switch {
 	case given["search"] && o.Export != "" && !o.Apply:
 		return fmt.Errorf("-search: -export without -apply writes the guide's rules, unmeasured: nothing to search (give -apply to measure first)")
+	case (given["threads-candidates"] || given["queues-candidates"]) && o.Export != "" && !o.Apply:
+		return fmt.Errorf("-threads-candidates, -queues-candidates: -export without -apply writes the guide's rules, unmeasured: nothing to search (give -apply to measure first)")
+	case (given["threads-candidates"] || given["queues-candidates"]) && o.Search == study.SearchOff:
+		return fmt.Errorf("-threads-candidates and -queues-candidates are measured by the search: drop -search=false")
 	case given["journal"] && !o.Apply:
 		return fmt.Errorf("-journal names the journal of -apply, -verify and -revert: without one of them nothing is journaled")
 	}

@@ -860,3 +860,17 @@ func testApplySearchesFromTheRule(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(ruled), string(got), "the run leaves the file as it found it")
 }
+
+// TestPlanUserCandidates: the plan on the seeds' 192-CPU host names the
+// user's maxThreads values in the search, in place of the generated ones
+// and of the census (the queue counts' are in testStudyNICQueuesNetNS: a
+// fixture's channels are unknown).
+func TestPlanUserCandidates(t *testing.T) {
+	root := seedsFixture(t, true)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := runProgram(t, ctx, "-plan", "-root", root, "-threads-candidates", "16,32")
+	require.NoError(t, err)
+	assert.Contains(t, out, "search: maxThreads=7 (the guide's rule: CPUs − 1) first, then measured against 16 (-threads-candidates), 32 (-threads-candidates), 200 (as before the step, Tomcat's default); the best is kept")
+	assert.NotContains(t, out, "adds the thread census's recommendation")
+}

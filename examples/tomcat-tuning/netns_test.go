@@ -191,7 +191,8 @@ func (b *syncBuffer) String() string {
 // the server's veth from the URL's address, set its rx/tx channels to the
 // CPUs Tomcat gets while it measures, measure over the veth (its rx
 // counters grow by more than the requests offered), put the channels back
-// and leave no JVM and no load worker behind. irq:spread, beside it, is
+// and leave no JVM and no load worker behind. The search measures the
+// user's queue counts (-queues-candidates 1,2). irq:spread, beside it, is
 // skipped: the veth has queues but raises no queue interrupts.
 func testStudyNICQueuesNetNS(t *testing.T) {
 	testutil.RequireHostTests(t)
@@ -219,7 +220,7 @@ func testStudyNICQueuesNetNS(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", n.srv, bin, "-apply",
 		"-catalina-home", in.Home, "-catalina-base", in.Base, "-port", strconv.Itoa(port), "-url", url,
-		"-load-netns", n.cli, "-steps", "cpus,open-files,nic-queues,irq:spread",
+		"-load-netns", n.cli, "-steps", "cpus,open-files,nic-queues,irq:spread", "-queues-candidates", "1,2",
 		"-repeat", "2", "-duration", duration.String(), "-warmup", "1s", "-latency-rate", strconv.Itoa(rate), "-connections", "8",
 		"-journal", journal, "-json", jsonOut)
 	cmd.Env = cleanEnv()
@@ -270,6 +271,8 @@ poll:
 	assert.Contains(t, text, "nic-queues: queues searched over")
 	assert.True(t, seen[nic.Channels{MaxRX: 8, MaxTX: 8, RX: 1, TX: 1}], "the search never set %s to one queue; seen: %v", n.srvIf, seen)
 	assert.Regexp(t, `kept queues=\d+: `, text)
+	assert.Contains(t, text, "2 (-queues-candidates)", "the user's queue count is searched")
+	assert.True(t, seen[nic.Channels{MaxRX: 8, MaxTX: 8, RX: 2, TX: 2}], "the search never set %s to the user's 2 queues; seen: %v", n.srvIf, seen)
 	assert.Contains(t, text, "every change reverted")
 	// A veth raises no queue interrupts: irq:spread is skipped, saying
 	// so, before anything is measured for it.

@@ -12,7 +12,7 @@ import (
 
 // SetFromFile sets flags from the JSON object in the file at path: each
 // key is a flag's name, each value what the command line would give it (a
-// string, a number, a boolean, or a list of strings, joined by commas as
+// string, a number, a boolean, or a list of strings and numbers, joined by commas as
 // a list flag takes them, a comma inside an item written "\,", which the
 // list flag's parser must take for a comma of the item). Keys named in refused (the file's own flag) are
 // errors. Parse the command line again afterwards, so that its flags
@@ -65,13 +65,16 @@ func flagText(v any) (string, error) {
 	case []any:
 		parts := make([]string, len(x))
 		for i, e := range x {
-			s, ok := e.(string)
-			if !ok {
-				return "", fmt.Errorf("item %d of the list: want a string, got %v", i+1, e)
+			switch x := e.(type) {
+			case string:
+				parts[i] = strings.ReplaceAll(x, ",", `\,`)
+			case json.Number:
+				parts[i] = x.String()
+			default:
+				return "", fmt.Errorf("item %d of the list: want a string or a number, got %v", i+1, e)
 			}
-			parts[i] = strings.ReplaceAll(s, ",", `\,`)
 		}
 		return strings.Join(parts, ","), nil
 	}
-	return "", fmt.Errorf("want a string, a number, a boolean or a list of strings, got %v", v)
+	return "", fmt.Errorf("want a string, a number, a boolean or a list of strings or numbers, got %v", v)
 }

@@ -35,7 +35,7 @@ func TestSetFromFile(t *testing.T) {
 		{`{"n": "x"}`, `f.json: "n": invalid value "x"`},
 		{`{"m": 1}`, `f.json: "m" is not a flag this file can set`},
 		{`{"n": null}`, `f.json: "n": want a string, a number, a boolean or a list of strings`},
-		{`{"s": ["a", 2]}`, `item 2 of the list: want a string, got 2`},
+		{`{"s": ["a", true]}`, `item 2 of the list: want a string or a number, got true`},
 		{`{"n": 1} {"n": 2}`, "want one JSON object of flag names and values: more follows it"},
 		{`nope`, "want a JSON object of flag names and values"},
 	} {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -128,6 +129,12 @@ type Options struct {
 	// rule (maxThreads, the queue count) and keep the best, SearchOff to
 	// apply the guide's rules exactly.
 	Search string
+	// ThreadCandidates and QueueCandidates, when not empty, are the
+	// values the search measures beside the guide's rule and the value
+	// before the step, in place of those it would pick (the census, 2×
+	// and 4× the CPUs; one queue, CPUs / 2, the device's maximum).
+	// Queue counts above the device's maximum are capped to it.
+	ThreadCandidates, QueueCandidates []int
 }
 
 // DefaultOptions returns the options with every default.
@@ -196,6 +203,8 @@ func (o Options) checkValues() error {
 		return fmt.Errorf("-cpus %d: want 1 or more", o.CPUs)
 	case o.Search != SearchOn && o.Search != SearchOff:
 		return fmt.Errorf("-search %q: want %s (measure candidates where the guide applies a rule) or %s (the guide's rules exactly)", o.Search, SearchOn, SearchOff)
+	case o.Search == SearchOff && len(o.ThreadCandidates)+len(o.QueueCandidates) > 0:
+		return errors.New("-threads-candidates and -queues-candidates are measured by the search: drop -search=false")
 	case o.CapacityRate <= 0 || math.IsInf(o.CapacityRate, 0) || math.IsNaN(o.CapacityRate):
 		return fmt.Errorf("-capacity-rate %g: want requests/s > 0, far above what Tomcat answers", o.CapacityRate)
 	case o.Repeat < 1:
@@ -444,6 +453,39 @@ func (o Options) checkLoadNetNSEnv() error {
 // -duration. MeasureStep and the census set the rest.
 func (o Options) LoadConfig(url string) loadgen.Config {
 	return loadgen.Config{URL: url, Connections: o.Connections, Duration: o.Duration}
+}
+
+// The largest values the candidates' flags take (ParseCandidates), so
+// that a typo fails before anything runs: a pool of 100000 threads, and
+// 65535 queues, far above any NIC's channel count.
+const (
+	MaxThreadCandidate = 100000
+	MaxQueueCandidate  = 65535
+)
+
+// ParseCandidates parses the values of -threads-candidates or
+// -queues-candidates (flag): a comma-separated list of whole numbers from
+// 1 to most, each once.
+func ParseCandidates(flag, list string, most int) ([]int, error) {
+	var vs []int
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		switch {
+		case err != nil || v < 1 || v > most:
+			return nil, fmt.Errorf("-%s: %q: want whole numbers from 1 to %d, comma-separated, e.g. 16,32,64", flag, f, most)
+		case slices.Contains(vs, v):
+			return nil, fmt.Errorf("-%s: %d named twice", flag, v)
+		}
+		vs = append(vs, v)
+	}
+	if len(vs) == 0 && list != "" {
+		return nil, fmt.Errorf("-%s %q: no value; want e.g. 16,32,64", flag, list)
+	}
+	return vs, nil
 }
 
 // ParseSteps splits a -steps list ("threads, access-log") into step

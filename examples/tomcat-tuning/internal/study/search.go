@@ -75,12 +75,26 @@ func addCandidate(cs []Candidate, c Candidate) []Candidate {
 // Tomcat's default is 200), whose figures are the step before's. A value
 // two reasons give is measured once.
 func ThreadCandidates(cpus int, census *tomcatconf.Recommendation, current int) []Candidate {
+	return threadCandidates(cpus, census, current, nil)
+}
+
+// threadCandidates is ThreadCandidates with the user's values
+// (-threads-candidates), when there are any, in place of the census's
+// and the multiples of the CPUs.
+func threadCandidates(cpus int, census *tomcatconf.Recommendation, current int, user []int) []Candidate {
 	cs := []Candidate{{Value: max(1, cpus-1), Why: "the guide's rule: CPUs − 1"}}
-	if census != nil && census.MaxThreads > 0 {
-		cs = addCandidate(cs, Candidate{Value: census.MaxThreads, Why: "the thread census"})
+	switch {
+	case len(user) > 0:
+		for _, v := range user {
+			cs = addCandidate(cs, Candidate{Value: v, Why: "-threads-candidates"})
+		}
+	default:
+		if census != nil && census.MaxThreads > 0 {
+			cs = addCandidate(cs, Candidate{Value: census.MaxThreads, Why: "the thread census"})
+		}
+		cs = addCandidate(cs, Candidate{Value: 2 * cpus, Why: "2 × CPUs"})
+		cs = addCandidate(cs, Candidate{Value: 4 * cpus, Why: "4 × CPUs"})
 	}
-	cs = addCandidate(cs, Candidate{Value: 2 * cpus, Why: "2 × CPUs"})
-	cs = addCandidate(cs, Candidate{Value: 4 * cpus, Why: "4 × CPUs"})
 	if current > 0 {
 		why := "as before the step"
 		if current == 200 {
@@ -97,11 +111,25 @@ func ThreadCandidates(cpus int, census *tomcatconf.Recommendation, current int) 
 // queue, CPUs / 2, the device's maximum, and current (the step before's
 // figures).
 func QueueCandidates(cpus, limit, current uint32) []Candidate {
+	return queueCandidates(cpus, limit, current, nil)
+}
+
+// queueCandidates is QueueCandidates with the user's counts
+// (-queues-candidates, capped at limit), when there are any, in place of
+// one queue, CPUs / 2 and the maximum.
+func queueCandidates(cpus, limit, current uint32, user []int) []Candidate {
 	capped := func(n uint32) int { return int(max(1, min(n, limit))) }
 	cs := []Candidate{{Value: capped(cpus), Why: "the guide's rule: queues = CPUs"}}
-	cs = addCandidate(cs, Candidate{Value: 1, Why: "one queue"})
-	cs = addCandidate(cs, Candidate{Value: capped(cpus / 2), Why: "CPUs / 2"})
-	cs = addCandidate(cs, Candidate{Value: capped(limit), Why: "the device's maximum"})
+	switch {
+	case len(user) > 0:
+		for _, v := range user {
+			cs = addCandidate(cs, Candidate{Value: capped(uint32(v)), Why: "-queues-candidates"})
+		}
+	default:
+		cs = addCandidate(cs, Candidate{Value: 1, Why: "one queue"})
+		cs = addCandidate(cs, Candidate{Value: capped(cpus / 2), Why: "CPUs / 2"})
+		cs = addCandidate(cs, Candidate{Value: capped(limit), Why: "the device's maximum"})
+	}
 	if current > 0 {
 		cs = addCandidate(cs, Candidate{Value: int(current), Why: "as before the step", Previous: true})
 	}

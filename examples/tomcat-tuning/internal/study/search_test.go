@@ -212,3 +212,33 @@ func TestThreadsSearchFromTheRule(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, ch.Apply, "-search=false: nothing to do")
 }
+
+// TestUserCandidates: -threads-candidates and -queues-candidates replace
+// the generated candidates; the rule stays first and the value before
+// the step last, a value the rule or the pool already has is measured
+// once, and queue counts are capped at the device's maximum.
+func TestUserCandidates(t *testing.T) {
+	o := DefaultOptions()
+	o.ThreadCandidates = []int{16, 7, 64}
+	cs := o.threadCandidates(8, &tomcatconf.Recommendation{MaxThreads: 9}, 200)
+	assert.Equal(t, []int{7, 16, 64, 200}, candidateValues(cs))
+	assert.Equal(t, "the guide's rule: CPUs − 1; -threads-candidates", cs[0].Why)
+	assert.True(t, cs[3].Previous, "the pool before: the step before's figures")
+	assert.Equal(t, []int{7, 9, 16, 32, 200}, candidateValues(DefaultOptions().threadCandidates(8, &tomcatconf.Recommendation{MaxThreads: 9}, 200)),
+		"without the flag, the generated ones")
+
+	o.QueueCandidates = []int{4, 99}
+	cs = o.queueCandidates(8, 16, 16)
+	assert.Equal(t, []int{8, 4, 16}, candidateValues(cs), "99 capped at 16, the device's maximum and the count before")
+	assert.Equal(t, "the guide's rule: queues = CPUs", cs[0].Why, "no generated reason merged in")
+	assert.Equal(t, "-queues-candidates; as before the step", cs[2].Why)
+	assert.True(t, cs[2].Previous)
+}
+
+func candidateValues(cs []Candidate) []int {
+	v := make([]int, len(cs))
+	for i, c := range cs {
+		v[i] = c.Value
+	}
+	return v
+}

@@ -65,7 +65,7 @@ func (p *planner) nicQueues(context.Context) (*tuning.Change, error) {
 		desc += "\n(" + note + ")"
 	}
 	if p.o.Search != SearchOff {
-		s := queueSearch(nc.Name, ch, QueueCandidates(uint32(p.h.CPUs.N), limit, ch.Queues()))
+		s := queueSearch(nc.Name, ch, p.o.queueCandidates(uint32(p.h.CPUs.N), limit, ch.Queues()))
 		p.f.search(s)
 		desc += "\n" + s.Plan()
 	}
@@ -100,7 +100,7 @@ func nicQueuesMeasures(h Host, o Options) int {
 	if o.Search == SearchOff {
 		return 1
 	}
-	return 1 + measuredCandidates(QueueCandidates(uint32(h.CPUs.N), ch.MaxQueues(), ch.Queues()))
+	return 1 + measuredCandidates(o.queueCandidates(uint32(h.CPUs.N), ch.MaxQueues(), ch.Queues()))
 }
 
 // channelsText is ch's maxima and counts in short: "rx 8/8, tx 8/8" (the
@@ -187,4 +187,10 @@ func queueSearch(ifname string, orig nic.Channels, cands []Candidate) *Search {
 			}
 			return e.Apply(ctx)
 		}}
+}
+
+// queueCandidates are the queue counts' candidates, with
+// -queues-candidates.
+func (o Options) queueCandidates(cpus, limit, current uint32) []Candidate {
+	return queueCandidates(cpus, limit, current, o.QueueCandidates)
 }

@@ -44,10 +44,10 @@ func (p *planner) threads(context.Context) (*tuning.Change, error) {
 		if err != nil {
 			current = 0 // a ${...} pool: measured as a candidate of its own is not possible; left out
 		}
-		s := threadSearch(e.Path, p.h.Tomcat.Query, ThreadCandidates(p.h.CPUs.N, p.f.Census, current), e.Before)
+		s := threadSearch(e.Path, p.h.Tomcat.Query, p.o.threadCandidates(p.h.CPUs.N, p.f.Census, current), e.Before)
 		p.f.search(s)
 		how += "\n" + s.Plan()
-		if p.f.Census == nil {
+		if p.f.Census == nil && len(p.o.ThreadCandidates) == 0 {
 			how += " (-apply adds the thread census's recommendation)"
 		}
 		if !e.Changed() {
@@ -70,7 +70,15 @@ func threadsMeasures(h Host, o Options) int {
 	if o.Search == SearchOff {
 		return 1
 	}
+	if len(o.ThreadCandidates) > 0 {
+		return 1 + measuredCandidates(o.threadCandidates(h.CPUs.N, nil, currentMaxThreads(h)))
+	}
 	return 1 + measuredCandidates(ThreadCandidates(h.CPUs.N, nil, currentMaxThreads(h))) + 1 // + the census's
+}
+
+// threadCandidates are the maxThreads candidates, with -threads-candidates.
+func (o Options) threadCandidates(cpus int, census *tomcatconf.Recommendation, current int) []Candidate {
+	return threadCandidates(cpus, census, current, o.ThreadCandidates)
 }
 
 // persistThreads keeps the search's maxThreads (the guide's rule
