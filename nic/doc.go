@@ -45,6 +45,9 @@
 // queue one CPU of a CPU list (its rx and tx IRQs share it), as vendors'
 // set_irq_affinity scripts do, returning the previous affinities; a failed
 // write undoes the writes before it. PlanQueueSpread is its dry run.
+// irqbalance moves IRQs again at its next pass: IRQBalanceStop
+// (PlanIRQBalanceStop) stops its systemd unit for as long as IRQs placed
+// by hand must hold, and starts it again on Undo.
 //
 // # Channels across reboots
 //

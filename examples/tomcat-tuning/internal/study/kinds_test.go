@@ -174,17 +174,18 @@ func stepLit(t *testing.T, fset *token.FileSet, e ast.Expr) {
 func TestJournalKinds(t *testing.T) {
 	rev, ver := Reverters(tuning.NewDefault()), Verifiers(persist.NewDefault())
 	for kind, got := range map[string]string{
-		"nic-channels":      nic.ChannelsEdit{}.Kind(),
-		"nic-irq-affinity":  nic.IRQAffinityEdit{}.Kind(),
-		"nic-link-file":     nic.LinkFileEdit{}.Kind(),
-		"tomcat-instance":   tomcatconf.RestartChange{}.Kind(),
-		"systemd-drop-in":   tomcatconf.DropInChange{}.Kind(),
-		"tomcat-server-xml": tomcatconf.ServerXMLEdit{}.Kind(),
-		"persist-file":      persist.FileEdit{}.Kind(),
-		"tuned-activation":  persist.TunedActivation{}.Kind(),
-		"cpu-affinity":      numa.PinChange{}.Kind(),
-		"ssh-worker-dir":    remoteload.KindRemoteDir,
-		"file":              "file",
+		"nic-channels":        nic.ChannelsEdit{}.Kind(),
+		"nic-irq-affinity":    nic.IRQAffinityEdit{}.Kind(),
+		"nic-irqbalance-stop": nic.IRQBalanceStop{}.Kind(),
+		"nic-link-file":       nic.LinkFileEdit{}.Kind(),
+		"tomcat-instance":     tomcatconf.RestartChange{}.Kind(),
+		"systemd-drop-in":     tomcatconf.DropInChange{}.Kind(),
+		"tomcat-server-xml":   tomcatconf.ServerXMLEdit{}.Kind(),
+		"persist-file":        persist.FileEdit{}.Kind(),
+		"tuned-activation":    persist.TunedActivation{}.Kind(),
+		"cpu-affinity":        numa.PinChange{}.Kind(),
+		"ssh-worker-dir":      remoteload.KindRemoteDir,
+		"file":                "file",
 	} {
 		assert.Equal(t, kind, got)
 		assert.Contains(t, rev, kind, "a reverter")

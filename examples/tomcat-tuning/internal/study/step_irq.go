@@ -17,7 +17,9 @@ const stepIRQ = "irq"
 // irqKind places the NIC's queue interrupts: irq:spread gives each queue
 // one of Tomcat's CPUs, in queue order, as vendors' set_irq_affinity
 // scripts do (nic.Client.PlanQueueSpreadEdit), journaled as a
-// nic.IRQAffinityEdit and undone after.
+// nic.IRQAffinityEdit and undone after. When irqbalance runs, its unit is
+// stopped first (nic.IRQBalanceStop) and started again after the IRQs are
+// put back.
 func irqKind() Kind {
 	return Kind{Name: stepIRQ, Arg: "spread", With: irqStep}
 }
@@ -29,7 +31,7 @@ func irqStep(arg string) (Kind, error) {
 	}
 	name := stepIRQ + ":" + arg
 	return Kind{Name: name, Title: title("the NIC's queue IRQs spread over Tomcat's CPUs"),
-		Plan: func(p *planner, _ context.Context) (*tuning.Change, error) { return p.irqSpread(name) },
+		Plan: func(p *planner, ctx context.Context) (*tuning.Change, error) { return p.irqSpread(ctx, name) },
 		Needs: Needs{HostLock: true, Measures: irqMeasures, Persist: func(pp *persistPlan) error {
 			pp.p.Notes = append(pp.p.Notes, name+": IRQ affinities last until the next boot (/proc/irq keeps nothing): "+
 				"irqbalance's --banirq, or a unit that writes them at boot, keeps them")
@@ -48,7 +50,7 @@ func irqMeasures(h Host, _ Options) int {
 
 // irqSpread plans the spread of the NIC's queue IRQs over the CPUs
 // Tomcat runs on at this step, or says why it cannot.
-func (p *planner) irqSpread(step string) (*tuning.Change, error) {
+func (p *planner) irqSpread(ctx context.Context, step string) (*tuning.Change, error) {
 	n := p.h.NIC
 	switch {
 	case n.Name == "":
@@ -56,8 +58,9 @@ func (p *planner) irqSpread(step string) (*tuning.Change, error) {
 	case n.Virtual:
 		return &tuning.Change{Skip: n.Name + " is virtual (no device/): its traffic raises no queue interrupts to place"}, nil
 	}
-	if pids, _ := loadgen.FindProcess(p.h.Root, "irqbalance"); len(pids) > 0 {
-		return &tuning.Change{Skip: fmt.Sprintf("irqbalance (PID %d) runs and would move the IRQs again: stop it for the study (systemctl stop irqbalance) and start it after", pids[0])}, nil
+	stop, skip, err := p.irqbalanceStop(ctx)
+	if err != nil || skip != "" {
+		return &tuning.Change{Skip: skip}, err
 	}
 	place, _ := placedBefore(p.h, p.o, step)
 	c, err := nic.New(&nic.Options{Root: p.h.Root})
@@ -72,8 +75,63 @@ func (p *planner) irqSpread(step string) (*tuning.Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !e.Changed() {
+	if !e.Changed() && stop == nil {
 		return &tuning.Change{Describe: e.Describe() + ": already so"}, nil
 	}
-	return tuning.ChangeFor(e)
+	ch, err := tuning.ChangeFor(e)
+	if err != nil || stop == nil {
+		return ch, err
+	}
+	return withIRQBalanceStopped(*stop, ch)
+}
+
+// irqbalanceStop is irqbalance's unit stopped for the step when
+// irqbalance runs (nil when it does not), or why the step cannot run: an
+// irqbalance that systemd's irqbalance.service does not run. On a fixture
+// root the process is read from its /proc and the unit taken for active.
+func (p *planner) irqbalanceStop(ctx context.Context) (*nic.IRQBalanceStop, string, error) {
+	pids, _ := loadgen.FindProcess(p.h.Root, "irqbalance")
+	if len(pids) == 0 {
+		return nil, "", nil
+	}
+	if !p.h.Live {
+		return &nic.IRQBalanceStop{Unit: nic.IRQBalanceUnit, WasActive: true}, "", nil
+	}
+	stop, err := nic.PlanIRQBalanceStop(ctx, "", nil)
+	if err != nil {
+		return nil, "", err
+	}
+	if !stop.WasActive {
+		return nil, fmt.Sprintf("irqbalance (PID %d) runs, not as %s, and would move the IRQs again: stop it for the study and start it after", pids[0], nic.IRQBalanceUnit), nil
+	}
+	return &stop, "", nil
+}
+
+// withIRQBalanceStopped is the change ch made with irqbalance stopped
+// first: stop's undo record before ch's, so that a revert (last first)
+// puts the IRQs back before irqbalance starts again.
+func withIRQBalanceStopped(stop nic.IRQBalanceStop, ch *tuning.Change) (*tuning.Change, error) {
+	sc, err := tuning.ChangeFor(stop)
+	if err != nil {
+		return nil, err
+	}
+	return &tuning.Change{
+		Describe: sc.Describe + "\n" + ch.Describe,
+		Undo:     append(sc.Undo, ch.Undo...),
+		Apply: func(ctx context.Context) error {
+			if err := sc.Apply(ctx); err != nil {
+				return err
+			}
+			return ch.Apply(ctx)
+		},
+		Verify: func(ctx context.Context) error {
+			if err := sc.Verify(ctx); err != nil {
+				return err
+			}
+			if ch.Verify == nil {
+				return nil
+			}
+			return ch.Verify(ctx)
+		},
+	}, nil
 }

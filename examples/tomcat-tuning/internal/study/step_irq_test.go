@@ -27,8 +27,8 @@ func virtioRoot(t *testing.T) string {
 
 // TestIRQSpreadStep: irq:spread on the virtio tree gives each queue's
 // IRQs Tomcat's CPU (1), leaves the configuration IRQ, and the journal
-// puts the affinities back; on a virtual NIC, with no NIC, or with
-// irqbalance running it is skipped, saying why.
+// puts the affinities back; on a virtual NIC or with no NIC it is
+// skipped, saying why; with irqbalance running its unit is stopped first.
 func TestIRQSpreadStep(t *testing.T) {
 	root := virtioRoot(t)
 	o := DefaultOptions()
@@ -60,7 +60,6 @@ func TestIRQSpreadStep(t *testing.T) {
 	}{
 		{NIC{Name: "lo", Virtual: true}, "", "lo is virtual (no device/): its traffic raises no queue interrupts to place"},
 		{NIC{}, "", "no NIC serves the target"},
-		{NIC{Name: "eth0"}, "irqbalance", "irqbalance (PID 4242) runs and would move the IRQs again"},
 	} {
 		if tt.proc != "" {
 			p := filepath.Join(root, "proc", "4242", "comm")
@@ -74,6 +73,27 @@ func TestIRQSpreadStep(t *testing.T) {
 		require.NoError(t, err)
 		assert.Contains(t, ch.Skip, tt.want)
 	}
+
+	// irqbalance runs (a fixture's /proc): its unit is stopped first and
+	// started last, after the IRQs are back. Not applied here: systemctl
+	// would stop this host's irqbalance.
+	p := filepath.Join(root, "proc", "4242", "comm")
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte("irqbalance\n"), 0o644))
+	h.NIC = NIC{Name: "eth0"}
+	steps, err = Steps(h, o, nil)
+	require.NoError(t, err)
+	ch, err := steps[0].Prepare(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, ch.Skip)
+	assert.Equal(t, "stop irqbalance.service for the step (systemctl stop), so that it does not move the IRQs; start it again after\n"+
+		"eth0's queue IRQs: irq 38 cpus 0-1 -> 1, irq 39 cpus 0-1 -> 1", ch.Describe)
+	var kinds []string
+	for _, u := range ch.Undo {
+		kinds = append(kinds, u.Kind)
+	}
+	assert.Equal(t, []string{"nic-irqbalance-stop", "nic-irq-affinity"}, kinds, "reverted last first: the IRQs, then irqbalance")
+
 	_, err = ParseSteps("irq:pack")
 	assert.ErrorContains(t, err, `-steps: "irq:pack": placement "pack": the one placement is spread; want irq:spread`)
 }

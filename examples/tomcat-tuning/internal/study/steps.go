@@ -60,6 +60,7 @@ func Reverters(h *tuning.Host) tuning.Reverters {
 func journaled(rev tuning.Reverters, ver persist.Verifiers) {
 	journal[nic.ChannelsEdit](rev, ver)
 	journal[nic.IRQAffinityEdit](rev, ver)
+	journal[nic.IRQBalanceStop](rev, ver)
 	journal[tomcatconf.RestartChange](rev, ver)
 	journal[tomcatconf.DropInChange](rev, ver)
 	journal[tomcatconf.ServerXMLEdit](rev, ver)
