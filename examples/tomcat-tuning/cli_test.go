@@ -53,7 +53,7 @@ func TestHelpAndVersion(t *testing.T) {
 		"alpha", "apply", "capacity-rate", "catalina-base", "catalina-home", "connections", "cpu-method", "cpus",
 		"duration", "export", "grub", "iface", "journal", "json", "keep", "latency-rate", "load-host", "load-netns",
 		"load-shares-cpus", "load-worker", "persist", "persist-steps", "plan", "plot", "port", "queues-candidates", "repeat", "revert", "root",
-		"search", "ssh-config", "steps", "study", "threads-candidates", "url", "verify", "warmup", "warmup-interval", "wide",
+		"search", "ssh-config", "steps", "study", "targets", "threads-candidates", "url", "verify", "warmup", "warmup-interval", "wide",
 	})
 	out, _, _ := runCLI(t, "-h")
 	assert.True(t, strings.HasPrefix(out, synopsis+"\n"), out)
@@ -70,6 +70,8 @@ func TestRefusedCommandLines(t *testing.T) {
 	journal := filepath.Join(dir, "j")
 	file := filepath.Join(dir, "f")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	otherHost := filepath.Join(dir, "targets.txt")
+	require.NoError(t, os.WriteFile(otherHost, []byte("GET http://127.0.0.1:8080/a\n\nGET http://127.0.0.1:9090/x\n"), 0o644))
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -112,6 +114,9 @@ func TestRefusedCommandLines(t *testing.T) {
 		{"bad candidate", []string{"-apply", "-threads-candidates", "16,x"}, `-threads-candidates: "x": want whole numbers from 1 to 100000`},
 		{"zero queues", []string{"-apply", "-queues-candidates", "0"}, `-queues-candidates: "0": want whole numbers from 1 to 65535`},
 		{"candidate twice", []string{"-apply", "-threads-candidates", "16,16"}, "-threads-candidates: 16 named twice"},
+		{"targets file missing", []string{"-apply", "-targets", filepath.Join(dir, "none.txt")}, "-targets: "},
+		{"a target elsewhere", []string{"-apply", "-url", "http://127.0.0.1:8080/", "-targets", otherHost}, "target 2, GET http://127.0.0.1:9090/x: want a path or a URL on http://127.0.0.1:8080, the study's -url"},
+		{"plan and targets", []string{"-plan", "-targets", otherHost}, "drop -targets"},
 		{"retired -remote-load", []string{"-remote-load"}, "flag provided but not defined: -remote-load"},
 		{"renamed -rate", []string{"-rate", "100"}, "flag provided but not defined: -rate"},
 		{"-search off, a string no more", []string{"-apply", "-search", "off"}, `unexpected arguments ["off"`},

@@ -50,6 +50,7 @@ func parseArgs(args []string, stdout io.Writer) (command, error) {
 	fs.StringVar(&o.Base, "catalina-base", "", "Tomcat's CATALINA_BASE (default: $CATALINA_BASE or Debian's)")
 	fs.StringVar(&o.Port, "port", "", "port of the HTTP Connector to tune (default: the first HTTP/1.1 Connector's)")
 	fs.StringVar(&o.URL, "url", "", "URL to measure (default: http://127.0.0.1:PORT"+loadgen.HelloWorldPath+")")
+	fs.StringVar(&o.TargetsFile, "targets", "", "the requests to send, a `file` in vegeta's targets format (METHOD URL, header lines, @body; a blank line between), round-robin on each connection, instead of a GET of -url; every target's URL on -url's scheme, host and port (without -url, the first target's URL is the study's)")
 	fs.IntVar(&o.CPUs, "cpus", o.CPUs, "CPUs to give Tomcat (capped to the host's)")
 	fs.StringVar(&o.CPUMethod, "cpu-method", o.CPUMethod, "how to restrict Tomcat's CPUs: "+study.MethodAuto+" ("+study.MethodAffinity+" when the load runs on this host, the CPUs split between Tomcat and the load; "+
 		study.MethodHotplug+" with -load-host, as the guide does), "+study.MethodHotplug+" (the guide's: the other CPUs offline) or "+study.MethodAffinity+" (the JVM pinned)")
@@ -107,6 +108,14 @@ func parseArgs(args []string, stdout io.Writer) (command, error) {
 	if o.Steps, err = study.ParseSteps(steps); err != nil {
 		return c, cliflag.Usage(err)
 	}
+	if o.TargetsFile != "" {
+		if o.Targets, err = loadgen.ReadTargets(o.TargetsFile); err != nil {
+			return c, cliflag.Usagef("-targets: %w", err)
+		}
+		if o.URL == "" && len(o.Targets) > 0 && !strings.HasPrefix(o.Targets[0].URL, "/") {
+			o.URL = o.Targets[0].URL
+		}
+	}
 	if o.ThreadCandidates, err = study.ParseCandidates("threads-candidates", threadValues, study.MaxThreadCandidate); err != nil {
 		return c, cliflag.Usage(err)
 	}
@@ -123,7 +132,7 @@ func parseArgs(args []string, stdout io.Writer) (command, error) {
 
 // measureFlags shape the measurement: without one (-export alone, a
 // fixture -root) they would change nothing.
-var measureFlags = []string{"capacity-rate", "repeat", "alpha", "latency-rate", "connections", "duration", "warmup", "warmup-interval", "load-netns", "load-host"}
+var measureFlags = []string{"capacity-rate", "repeat", "alpha", "latency-rate", "connections", "duration", "warmup", "warmup-interval", "load-netns", "load-host", "targets"}
 
 // refuse returns the first flag combination of the command line that
 // contradicts itself or would have no effect, naming the flags: those

@@ -129,6 +129,13 @@ type Options struct {
 	// rule (maxThreads, the queue count) and keep the best, SearchOff to
 	// apply the guide's rules exactly.
 	Search string
+	// Targets, when not empty, are the requests every load of the study
+	// sends (loadgen.Config.Targets: round-robin per connection) instead
+	// of a GET of the URL, read from TargetsFile (-targets, vegeta's
+	// format). A target's URL is a path on the URL's host, or an absolute
+	// URL with the URL's scheme, host and port.
+	Targets     []loadgen.Target
+	TargetsFile string
 	// ThreadCandidates and QueueCandidates, when not empty, are the
 	// values the search measures beside the guide's rule and the value
 	// before the step, in place of those it would pick (the census, 2×
@@ -235,6 +242,9 @@ func (o Options) checkValues() error {
 		if err := loadgen.CheckURL(o.URL); err != nil {
 			return fmt.Errorf("-url: %w", err)
 		}
+	}
+	if err := o.checkTargets(); err != nil {
+		return err
 	}
 	if err := o.checkLoadHostValues(); err != nil {
 		return err
@@ -448,11 +458,34 @@ func (o Options) checkLoadNetNSEnv() error {
 	return nil
 }
 
+// checkTargets refuses a target whose absolute URL is not on the URL's
+// scheme, host and port: a load keeps one pool of connections.
+func (o Options) checkTargets() error {
+	if len(o.Targets) == 0 || o.URL == "" {
+		return nil
+	}
+	want, err := url.Parse(o.URL)
+	if err != nil {
+		return fmt.Errorf("-url %q: %w", o.URL, err)
+	}
+	for i, tg := range o.Targets {
+		if strings.HasPrefix(tg.URL, "/") {
+			continue
+		}
+		u, err := url.Parse(tg.URL)
+		if err != nil || u.Scheme != want.Scheme || u.Host != want.Host {
+			return fmt.Errorf("-targets %s: target %d, %s %s: want a path or a URL on %s://%s, the study's -url",
+				o.TargetsFile, i+1, firstNonEmpty(tg.Method, "GET"), tg.URL, want.Scheme, want.Host)
+		}
+	}
+	return nil
+}
+
 // LoadConfig is the one loadgen.Config every load of the study is derived
-// from (warm-up, capacity, latency, census): the URL, -connections and
-// -duration. MeasureStep and the census set the rest.
+// from (warm-up, capacity, latency, census): the URL, -connections,
+// -duration and the -targets. MeasureStep and the census set the rest.
 func (o Options) LoadConfig(url string) loadgen.Config {
-	return loadgen.Config{URL: url, Connections: o.Connections, Duration: o.Duration}
+	return loadgen.Config{URL: url, Connections: o.Connections, Duration: o.Duration, Targets: o.Targets}
 }
 
 // The largest values the candidates' flags take (ParseCandidates), so

@@ -390,6 +390,9 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 		return res, err
 	}
 	defer unlock()
+	if len(o.Targets) > 0 {
+		fmt.Fprintf(log, "requests: the %d targets of %s, round-robin on each connection, on %s\n", len(o.Targets), o.TargetsFile, h.NIC.URL)
+	}
 	fmt.Fprintf(log, "estimated duration: likely about %s, at most about %s\n", Likely(h, o, steps).Round(time.Second), Estimate(h, o, steps).Round(time.Second))
 	if res.SharedCPUs != "" {
 		fmt.Fprintln(log, res.SharedCPUs)
