@@ -40,6 +40,7 @@
 #   DURATION=5 BUILD_WRK2=1 bash scripts/loadgen-bench.sh
 #   SECTIONS="2 9 10 8" BUILD_WRK2=1 flock -x /tmp/nettune-bench.lock bash scripts/loadgen-bench.sh
 #   SECTIONS=11 BUILD_WRK2=1 bash scripts/loadgen-bench.sh   # the guide's load, README's scale table
+#   SECTIONS=12 bash scripts/loadgen-bench.sh   # the send lag at 80 % of nginx's capacity, GC traced and off
 #
 # Section 11 is the guide's client at this machine's size: wrk2 -c$SAT_CONNS
 # -R$SAT_RATE for SCALE_DURATION s (default 10) with -t as many as the
@@ -64,7 +65,7 @@ MAX_DURATION=${MAX_DURATION:-6}
 NGINX_WORKERS=${NGINX_WORKERS:-1}
 NGINX_PAGE=${NGINX_PAGE:-memory}
 SCALE_DURATION=${SCALE_DURATION:-10}
-SECTIONS=${SECTIONS:-1 2 9 4 6 7 8 10 5 3 11}
+SECTIONS=${SECTIONS:-1 2 9 4 6 7 8 10 5 3 11 12}
 want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
@@ -454,5 +455,43 @@ if [ -s "$work/lg.scale" ]; then
 else
   echo "  loadgen failed:"; cat "$work/lg.scale.err"
 fi
+echo
+fi
+
+if want 12; then
+# Where loadgen's own send lag comes from (issue 34): at a share of what
+# nginx answers on its CPU, the same fixed-rate run with Go's garbage
+# collector tracing its pauses (GODEBUG=gctrace=1: "gc N @T P%: A+B+C ms
+# clock", A and C the two stop-the-world phases) and with the collector
+# off (GOGC=off), alternating. If the lag's tail were the GC's, the runs
+# without it would lose it; what stays is the send window, the timer and
+# the scheduler.
+LAG_SHARE=${LAG_SHARE:-80}
+LAG_RUNS=${LAG_RUNS:-3}
+echo "== 12. send lag at ${LAG_SHARE}% of nginx's capacity: -t1 -c$CONNS, ${MAX_DURATION}s runs, with the GC traced and with GOGC=off, alternating, $LAG_RUNS each"
+timed "$work/lg.cap" "$work/loadgen" -t1 -c"$CONNS" -R2000000 -d"$MAX_DURATION" --json "$url"
+cap=$(json "$work/lg.cap" 'r["achieved_rate"]')
+lag_rate=$(awk -v c="$cap" -v s="$LAG_SHARE" 'BEGIN{printf "%d", c * s / 100}')
+echo "  nginx's capacity (loadgen saturating it at -R2000000): $(printf '%.0f' "$cap") req/s; the runs offer $lag_rate/s"
+# gcline FILE.err: the GCs gctrace reported, the longest and the total
+# stop-the-world pause.
+gcline() {
+  awk '/^gc [0-9]+ @/ { split($5, p, "+"); n++; s = p[1] + p[3]; t += s; if (s > m) m = s }
+    END { if (n == 0) print "no GC"; else printf "%d GCs, longest STW %.3f ms, all STW %.3f ms", n, m, t }' "$1"
+}
+for k in $(seq "$LAG_RUNS"); do
+  for mode in gctrace gogc-off; do
+    if [ "$mode" = gctrace ]; then envs=(GODEBUG=gctrace=1); else envs=(GOGC=off); fi
+    timed "$work/lg.lag" env "${envs[@]}" "$work/loadgen" -t1 -c"$CONNS" -R"$lag_rate" -d"$MAX_DURATION" ${LG_FLAGS:-} --json "$url" || true
+    f="$work/lg.lag"
+    [ -s "$f" ] || { echo "  run $k $mode failed:"; tail -5 "$work/lg.lag.err"; continue; }
+    gc="GC off"
+    [ "$mode" = gctrace ] && gc=$(gcline "$work/lg.lag.err")
+    printf "  run %d %-8s lag p50/p99/p99.9 %s/%s/%s us, achieved %s%%, generator CPU %s%% of its core, peak RSS %s MiB; %s   [load %s]\n" "$k" "$mode" \
+      "$(json "$f" 'r["histograms"]["lag"]["percentiles_us"]["50"]')" "$(json "$f" 'r["histograms"]["lag"]["percentiles_us"]["99"]')" \
+      "$(json "$f" 'r["histograms"]["lag"]["percentiles_us"]["99.9"]')" "$(pct "$(json "$f" 'r["achieved_rate"]')" "$(json "$f" 'r["offered_rate"]')")" \
+      "$(awk -v c="$(cpu_s "$f")" -v w="$(wall_s "$f")" 'BEGIN{printf "%.0f", c * 100 / w}')" "$(rss_mb "$f")" "$gc" "$(loadavg)"
+  done
+done
 echo
 fi
