@@ -250,6 +250,15 @@ func CheckURL(raw string) error {
 	return err
 }
 
+// CheckTargets reports whether Run accepts targets with Config.URL url
+// ("" for none): each target's URL well formed, and all of them, with url,
+// on one scheme, host and port (a default port written or not); if not,
+// why.
+func CheckTargets(url string, targets []Target) error {
+	_, _, err := buildRequests(&Config{URL: url, Targets: targets})
+	return err
+}
+
 // addr is a resolved target address.
 func (t target) resolve() ([]net.IP, error) {
 	if ip := net.ParseIP(t.host); ip != nil {

@@ -181,3 +181,14 @@ func FuzzParseTargets(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckTargets: targets on the URL's origin pass, a default port
+// written or not; one on another port, host or scheme is refused.
+func TestCheckTargets(t *testing.T) {
+	ok := []loadgen.Target{{URL: "http://127.0.0.1/a"}, {URL: "/b"}, {Method: "POST", URL: "http://127.0.0.1:80/c"}}
+	require.NoError(t, loadgen.CheckTargets("http://127.0.0.1:80/", ok))
+	require.NoError(t, loadgen.CheckTargets("", ok[:1]))
+	for _, tg := range []string{"http://127.0.0.1:8080/a", "https://127.0.0.1/a", "http://[::1]/a"} {
+		assert.ErrorContains(t, loadgen.CheckTargets("http://127.0.0.1/", []loadgen.Target{{URL: tg}}), "like the first target", tg)
+	}
+}

@@ -458,8 +458,9 @@ func (o Options) checkLoadNetNSEnv() error {
 	return nil
 }
 
-// checkTargets refuses a target whose absolute URL is not on the URL's
-// scheme, host and port: a load keeps one pool of connections.
+// checkTargets refuses, before anything runs, a target loadgen would
+// refuse with the URL (loadgen.CheckTargets): one not on the URL's scheme,
+// host and port, since a load keeps one pool of connections.
 func (o Options) checkTargets() error {
 	if len(o.Targets) == 0 || o.URL == "" {
 		return nil
@@ -469,11 +470,7 @@ func (o Options) checkTargets() error {
 		return fmt.Errorf("-url %q: %w", o.URL, err)
 	}
 	for i, tg := range o.Targets {
-		if strings.HasPrefix(tg.URL, "/") {
-			continue
-		}
-		u, err := url.Parse(tg.URL)
-		if err != nil || u.Scheme != want.Scheme || u.Host != want.Host {
+		if err := loadgen.CheckTargets(o.URL, []loadgen.Target{tg}); err != nil {
 			return fmt.Errorf("-targets %s: target %d, %s %s: want a path or a URL on %s://%s, the study's -url",
 				o.TargetsFile, i+1, firstNonEmpty(tg.Method, "GET"), tg.URL, want.Scheme, want.Host)
 		}
