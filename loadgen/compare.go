@@ -40,6 +40,10 @@ type Figures struct {
 	// the CPUs available to it (the IBM study's %CPU); 0 when not
 	// sampled.
 	CPU float64 `json:"cpu_percent,omitempty"`
+	// OwnLagP99 is the p99 of the generator's own send lag in an open
+	// model (Histograms.OwnLag); above 1 ms, LateSends says the generator
+	// sent late. 0 in a closed model.
+	OwnLagP99 time.Duration `json:"own_lag_p99_ns,omitempty"`
 }
 
 // ITR is the internal throughput rate: throughput per unit of CPU

@@ -35,6 +35,7 @@ type conn struct {
 	k         uint64 // this connection's next request
 	intended  int64  // ns from start
 	sentAt    int64
+	readyAt   int64 // when the connection was last free to send: its connect done, or its last response ended
 	connAt    int64 // connect started
 	first     int64 // first response byte
 	written   int
@@ -131,6 +132,7 @@ func (l *loop) finishConnect(c *conn, now int64, measured bool) {
 // done, and its time is recorded.
 func (l *loop) connected(c *conn, now int64, measured bool) {
 	c.state = csIdle
+	c.readyAt = now
 	l.st.connects++
 	if measured {
 		c.fresh = now >= l.r.warmupNs
@@ -161,6 +163,9 @@ func (l *loop) send(c *conn, now int64) {
 		l.st.sent++
 		if l.r.pacer != nil {
 			l.record(l.st.h.Lag, now-c.intended)
+			// The generator's own part: how long after both the due
+			// time and the connection's readiness it sent.
+			l.record(l.st.h.OwnLag, now-max(c.intended, c.readyAt))
 			if l.st.ivLag != nil {
 				l.record(l.st.ivLag, now-c.intended)
 			}
@@ -416,6 +421,7 @@ func (l *loop) complete(c *conn, now int64, closed bool) {
 		}
 	} else {
 		c.state = csIdle
+		c.readyAt = now
 	}
 	l.schedule(c, now)
 }

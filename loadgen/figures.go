@@ -28,5 +28,8 @@ func FiguresOf(name string, r *Result) Figures {
 		f.P999 = format.Micros(float64(h.ValueAtQuantile(99.9)))
 		f.Max = format.Micros(float64(h.Max()))
 	}
+	if h := r.Histograms.OwnLag; h != nil && h.TotalCount() > 0 && r.Pacer != "" {
+		f.OwnLagP99 = format.Micros(float64(h.ValueAtQuantile(99)))
+	}
 	return f
 }

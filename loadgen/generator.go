@@ -30,7 +30,37 @@ const (
 	// 150 samples those are its p99; a generator that cannot keep pace
 	// is late by thousands.
 	boundLateSends = 10
+	// boundOwnLag is the generator's own send lag p99 (Histograms.OwnLag)
+	// above which a run says it sent late (LateSends): DESIGN.md's send
+	// precision is ~100 µs, and 1 ms late is where a generator's delay
+	// starts to show in a server's corrected latency.
+	boundOwnLag = time.Millisecond
 )
+
+// LateSends says whether the generator itself sent res's requests late,
+// and by how much: "" when not. It is the generator's own send lag
+// (Histograms.OwnLag: after both the due time and the connection's
+// readiness, so a connection still waiting for the server does not
+// count) above boundOwnLag at p99, with at least boundLateSends sends
+// that late. The text names the figures, e.g. "generator late: own send
+// lag p99 1.4 ms (above 1 ms), 212 sends", and the run's figures are
+// still what the server answered: its corrected latency includes the
+// delay.
+func LateSends(res *Result) string {
+	if res == nil || res.Pacer == "" {
+		return ""
+	}
+	h := res.Histograms.OwnLag
+	if h == nil || h.TotalCount() == 0 {
+		return ""
+	}
+	p99 := format.Micros(float64(h.ValueAtQuantile(99)))
+	late := countAbove(h, boundOwnLag.Microseconds())
+	if p99 <= boundOwnLag || late < boundLateSends {
+		return ""
+	}
+	return fmt.Sprintf("generator late: own send lag p99 %s (above %s), %d sends", format.Duration(p99), format.Duration(boundOwnLag), late)
+}
 
 // GeneratorUse is the CPU the load generator's process used over a run,
 // against the CPUs it may run on: a generator near 100 % of its CPUs set

@@ -65,3 +65,38 @@ func TestLoadBound(t *testing.T) {
 		})
 	}
 }
+
+func TestLateSends(t *testing.T) {
+	hist := func(n int, us int64, more ...int64) *hdrhistogram.Histogram {
+		h := loadgen.NewHistogram()
+		require.NoError(t, h.RecordValues(us, int64(n)))
+		for _, v := range more {
+			require.NoError(t, h.RecordValue(v))
+		}
+		return h
+	}
+	open := func(own *hdrhistogram.Histogram) *loadgen.Result {
+		return &loadgen.Result{Pacer: "constant 1000/s", Histograms: loadgen.Histograms{OwnLag: own}}
+	}
+	late := make([]int64, 30)
+	for i := range late {
+		late[i] = 1500
+	}
+	tests := []struct {
+		name string
+		res  *loadgen.Result
+		want string
+	}{
+		{"nil", nil, ""},
+		{"on time", open(hist(1000, 80, 900, 950)), ""},
+		{"p99 above 1 ms", open(hist(970, 80, late...)), "generator late: own send lag p99 1.50ms (above 1.00ms), 30 sends"},
+		{"p99 above 1 ms, too few sends", open(hist(5, 80, 1500, 1500)), ""},
+		{"closed loop", &loadgen.Result{Histograms: loadgen.Histograms{OwnLag: hist(10, 5000)}}, ""},
+		{"read back without it", open(nil), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, loadgen.LateSends(tt.res))
+		})
+	}
+}

@@ -158,7 +158,7 @@ func (m *Result) addShard(s *Result, errnos map[errnoKey]uint64) {
 // orEmpty returns h with an empty histogram for each one that is nil (a
 // Result read back without some of them).
 func (h Histograms) orEmpty() Histograms {
-	for _, p := range []**hdrhistogram.Histogram{&h.Latency, &h.Service, &h.Lag, &h.Connect, &h.Processing, &h.Waiting} {
+	for _, p := range []**hdrhistogram.Histogram{&h.Latency, &h.Service, &h.Lag, &h.OwnLag, &h.Connect, &h.Processing, &h.Waiting} {
 		if *p == nil {
 			*p = NewHistogram()
 		}

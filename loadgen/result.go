@@ -63,6 +63,15 @@ type Histograms struct {
 	// generator itself was. A large lag with a small Service means the
 	// generator, not the server, was the bottleneck.
 	Lag *hdrhistogram.Histogram
+	// OwnLag is the generator's own part of Lag: the actual send time
+	// minus the later of the intended time and the moment the connection
+	// was free to send (its previous response ended, or its connect
+	// completed). Lag beyond OwnLag is a connection still waiting for the
+	// server when its next request fell due, which an open model with a
+	// fixed number of connections cannot avoid; OwnLag is what the
+	// generator's timers, send window and scheduling added. Recorded in
+	// an open model only, like Lag.
+	OwnLag *hdrhistogram.Histogram
 	// Connect is the connect time of each connection opened during the
 	// measured run (ab's "Connect"; 0 for a reused keep-alive connection).
 	Connect *hdrhistogram.Histogram
@@ -75,7 +84,7 @@ type Histograms struct {
 
 func newHistograms() Histograms {
 	return Histograms{
-		Latency: NewHistogram(), Service: NewHistogram(), Lag: NewHistogram(),
+		Latency: NewHistogram(), Service: NewHistogram(), Lag: NewHistogram(), OwnLag: NewHistogram(),
 		Connect: NewHistogram(), Processing: NewHistogram(), Waiting: NewHistogram(),
 	}
 }
@@ -84,6 +93,9 @@ func (h Histograms) merge(o Histograms) (dropped int64) {
 	dropped += h.Latency.Merge(o.Latency)
 	dropped += h.Service.Merge(o.Service)
 	dropped += h.Lag.Merge(o.Lag)
+	if h.OwnLag != nil && o.OwnLag != nil {
+		dropped += h.OwnLag.Merge(o.OwnLag)
+	}
 	dropped += h.Connect.Merge(o.Connect)
 	dropped += h.Processing.Merge(o.Processing)
 	dropped += h.Waiting.Merge(o.Waiting)

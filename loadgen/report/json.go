@@ -151,7 +151,7 @@ func jsonOf(res *loadgen.Result) (resultJSON, error) {
 	}
 	h := res.Histograms
 	for name, hist := range map[string]*hdrhistogram.Histogram{
-		"latency": h.Latency, "service": h.Service, "lag": h.Lag,
+		"latency": h.Latency, "service": h.Service, "lag": h.Lag, "own_lag": h.OwnLag,
 		"connect": h.Connect, "processing": h.Processing, "waiting": h.Waiting,
 	} {
 		if hist == nil {

@@ -60,7 +60,7 @@ func ReadResultJSON(r io.Reader) (*loadgen.Result, error) {
 		res.Targets = append(res.Targets, t)
 	}
 	for name, dst := range map[string]**hdrhistogram.Histogram{
-		"latency": &res.Histograms.Latency, "service": &res.Histograms.Service, "lag": &res.Histograms.Lag,
+		"latency": &res.Histograms.Latency, "service": &res.Histograms.Service, "lag": &res.Histograms.Lag, "own_lag": &res.Histograms.OwnLag,
 		"connect": &res.Histograms.Connect, "processing": &res.Histograms.Processing, "waiting": &res.Histograms.Waiting,
 	} {
 		hj, ok := j.Histograms[name]

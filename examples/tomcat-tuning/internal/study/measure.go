@@ -170,12 +170,19 @@ func (r *run) warmUpOptions(pid int) (*loadgen.WarmUpOptions, func(name string, 
 }
 
 // noteBound keeps the first reason the generator limited one of step's
-// runs (loadgen.LoadBound), and prints the generator's CPU use of each.
+// runs (loadgen.LoadBound) or sent its requests late by its own doing
+// (loadgen.LateSends: own send lag p99 above 1 ms), and prints the generator's CPU use of each.
 func (r *run) noteBound(step, which string, res *loadgen.Result) {
 	if g := res.Generator; g.CPUs > 0 {
 		fmt.Fprintf(r.log, "%s: %s: load generator CPU %.0f %% of %d cores\n", step, which, g.Percent(), g.CPUs)
 	}
-	if why := loadgen.LoadBound(res); why != "" && r.bound[step] == "" {
+	why := loadgen.LoadBound(res)
+	if why == "" {
+		// The generator kept up but sent late by its own doing: its
+		// delay is in the step's corrected latency.
+		why = loadgen.LateSends(res)
+	}
+	if why != "" && r.bound[step] == "" {
 		r.bound[step] = why + " (" + which + ")"
 	}
 }
