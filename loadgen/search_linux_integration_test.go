@@ -49,7 +49,7 @@ func TestIntegrationSearchFindsBest(t *testing.T) {
 				got, ok := srv.measure(ctx, t, want, &disturbed)
 				if !ok {
 					if stayed++; stayed > maxStayedDisturbed {
-						t.Skipf("skipped: the host is too busy: %d runs read under 95 %% of the set capacity in 4 attempts each", stayed)
+						t.Skipf("skipped: the host is too busy: %d runs read under 95 %% of the set capacity in 4 attempts each; %s", stayed, srv.lowReads())
 					}
 				}
 				runs[i] = append(runs[i], got)
@@ -87,13 +87,14 @@ func TestIntegrationSearchFindsBest(t *testing.T) {
 // long enough that its 3 ms before the first response (what a run from
 // idle loses) is 0.6 %, inside the ±1 % band.
 func TestIntegrationSearchTieByLatency(t *testing.T) {
+	const tieCapacity = 4000.0 // requests/s: 4 workers of 1 ms
 	timingTheory(t)
 	testutil.StableCPUs(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	fast, slow := startKnob(t, 4), startKnob(t, 4)
-	fast.setCapacity(trialCapacity)
-	slow.setCapacity(trialCapacity)
+	fast.setCapacity(tieCapacity)
+	slow.setCapacity(tieCapacity)
 	slow.linger.Store(int64(3 * time.Millisecond))
 	for _, k := range []*knobServer{fast, slow} {
 		k.trial = func(url string) loadgen.Config {
@@ -107,11 +108,11 @@ func TestIntegrationSearchTieByLatency(t *testing.T) {
 	disturbed := 0
 	for range stats.DefaultRepeat {
 		for i, s := range servers {
-			got, _ := s.measure(ctx, t, trialCapacity, &disturbed)
+			got, _ := s.measure(ctx, t, tieCapacity, &disturbed)
 			cands[i].CapacityRuns = append(cands[i].CapacityRuns, got)
 		}
 	}
-	const common = trialCapacity / 2
+	const common = tieCapacity / 2
 	for i, s := range servers {
 		res, err := loadgen.Run(ctx, loadgen.Config{URL: s.URL, Connections: 16, Threads: 1, Rate: common, Duration: time.Second})
 		require.NoError(t, err)
