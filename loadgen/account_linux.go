@@ -35,6 +35,7 @@ type loopStats struct {
 	server                           string
 	statuses                         statusCounts  // measured responses by class
 	targets                          []targetStats // per target, with several
+	sched                            threadSched   // the loop's thread over the run
 }
 
 // targetStats is one loop's count of one target's requests.

@@ -334,6 +334,10 @@ func (res *Result) add(s *loopStats, errnos map[errnoKey]uint64, totalSent *uint
 	res.Drain.Timeouts += s.drainTimeouts
 	res.Dropped += res.Drain.Latency.Merge(s.drainLatency)
 	res.RateSamples = append(res.RateSamples, s.rateSamples...)
+	if s.sched.ok {
+		res.Generator.LoopWait += s.sched.wait
+		res.Generator.LoopPreempted += s.sched.preempted
+	}
 	for k, v := range s.errnos {
 		errnos[k] += v
 	}

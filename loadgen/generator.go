@@ -80,6 +80,19 @@ type GeneratorUse struct {
 	// own cgroup): a container's generator may have 8 CPUs and a quota
 	// of 0.5.
 	Quota float64 `json:"cpu_quota,omitempty"`
+	// LoopWait is the time the event loops' threads spent runnable but
+	// waiting for a CPU during the run, summed over the loops (the run
+	// queue wait of /proc/thread-self/schedstat). A loop that waits sends
+	// and reads late; what it reads late counts in Histograms.Lag as the
+	// connection's wait, not in OwnLag, so a Lag tail with a small OwnLag
+	// and a large LoopWait is the generator's, taken by another thread on
+	// its CPU (the Go runtime's GC workers, a neighbour). 0 where the
+	// kernel keeps no schedstats.
+	LoopWait time.Duration `json:"loop_wait_ns,omitempty"`
+	// LoopPreempted counts the event loops' involuntary context switches
+	// during the run (nonvoluntary_ctxt_switches): how often the kernel
+	// gave their CPU to another thread.
+	LoopPreempted uint64 `json:"loop_preempted,omitempty"`
 }
 
 // Cores is what the generator may use: CPUs, or Quota when lower.

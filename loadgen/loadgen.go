@@ -25,7 +25,7 @@ var (
 // keep-alive connections before the clock starts. Errors during the run
 // (refused connections, resets, timeouts, malformed responses) are counted
 // in Result.Errors, not returned. Result.Generator is the process's CPU
-// use over the run.
+// use over the run, with the time its event loops waited for a CPU.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	c, err := cfg.normalize(runtime.GOMAXPROCS(0))
 	if err != nil {
@@ -34,7 +34,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	clock := startGeneratorClock()
 	res, err := run(ctx, c)
 	if res != nil {
+		loops := res.Generator // the loops' scheduler figures (Result.add)
 		res.Generator = clock.use()
+		res.Generator.LoopWait, res.Generator.LoopPreempted = loops.LoopWait, loops.LoopPreempted
 	}
 	return res, err
 }

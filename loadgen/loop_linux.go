@@ -96,6 +96,7 @@ func (l *loop) main(ready *sync.WaitGroup, startCh chan struct{}) {
 		return
 	}
 	now := l.r.now()
+	sched := readThreadSched()
 	l.cpuNs, l.cpuWall = threadCPU(), now
 	l.nextTick = int64(tick)
 	l.nextIv = int64(l.r.cfg.Interval) + l.r.warmupNs
@@ -109,6 +110,7 @@ func (l *loop) main(ready *sync.WaitGroup, startCh chan struct{}) {
 		l.schedule(c, now)
 	}
 	l.loop()
+	l.st.sched = readThreadSched().since(sched)
 	if l.reused > 0 {
 		if err := l.st.h.Connect.RecordValues(0, l.reused); err != nil {
 			l.st.dropped += l.reused

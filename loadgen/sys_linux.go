@@ -1,6 +1,10 @@
 package loadgen
 
 import (
+	"os"
+	"strconv"
+	"strings"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -93,4 +97,63 @@ func threadCPU() int64 {
 		return -1
 	}
 	return ts.Nano()
+}
+
+// threadSched is the calling thread's scheduler figures: the time it has
+// spent runnable on a run queue, waiting for a CPU (the second field of
+// /proc/thread-self/schedstat), and its involuntary context switches
+// (nonvoluntary_ctxt_switches of /proc/thread-self/status). ok is false
+// when either cannot be read (a kernel without schedstats).
+type threadSched struct {
+	wait      time.Duration
+	preempted uint64
+	ok        bool
+}
+
+// readThreadSched reads the calling thread's threadSched; the caller is
+// locked to its OS thread.
+func readThreadSched() threadSched {
+	st, err1 := os.ReadFile("/proc/thread-self/schedstat")
+	status, err2 := os.ReadFile("/proc/thread-self/status")
+	if err1 != nil || err2 != nil {
+		return threadSched{}
+	}
+	wait, ok1 := parseSchedstatWait(string(st))
+	pre, ok2 := parseNonvoluntary(string(status))
+	return threadSched{wait: wait, preempted: pre, ok: ok1 && ok2}
+}
+
+// since is what the thread accrued after an earlier reading; zero when
+// either reading failed.
+func (s threadSched) since(before threadSched) threadSched {
+	if !s.ok || !before.ok || s.wait < before.wait || s.preempted < before.preempted {
+		return threadSched{}
+	}
+	return threadSched{wait: s.wait - before.wait, preempted: s.preempted - before.preempted, ok: true}
+}
+
+// parseSchedstatWait reads the run-queue wait (ns) of a schedstat line
+// "RUN_NS WAIT_NS TIMESLICES".
+func parseSchedstatWait(s string) (time.Duration, bool) {
+	f := strings.Fields(s)
+	if len(f) != 3 {
+		return 0, false
+	}
+	w, err := strconv.ParseUint(f[1], 10, 63)
+	if err != nil {
+		return 0, false
+	}
+	return time.Duration(w), true
+}
+
+// parseNonvoluntary reads nonvoluntary_ctxt_switches from a
+// /proc/PID/status text.
+func parseNonvoluntary(s string) (uint64, bool) {
+	for line := range strings.Lines(s) {
+		if v, ok := strings.CutPrefix(line, "nonvoluntary_ctxt_switches:"); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
 }

@@ -467,7 +467,9 @@ if want 12; then
 # without it would lose it. Each run prints the lag (send minus due) and
 # the generator's own lag (send minus the later of the due time and the
 # connection's readiness): what the first holds beyond the second is
-# connections still waiting for nginx when their next request fell due.
+# connections still waiting for nginx when their next request fell due,
+# or the loop itself off its CPU: the time its thread spent runnable on a
+# run queue (schedstat) and how often the kernel preempted it say which.
 LAG_SHARE=${LAG_SHARE:-80}
 LAG_RUNS=${LAG_RUNS:-3}
 echo "== 12. send lag at ${LAG_SHARE}% of nginx's capacity: -t1 -c$CONNS, ${MAX_DURATION}s runs, with the GC traced and with GOGC=off, alternating, $LAG_RUNS each"
@@ -489,10 +491,11 @@ for k in $(seq "$LAG_RUNS"); do
     [ -s "$f" ] || { echo "  run $k $mode failed:"; tail -5 "$work/lg.lag.err"; continue; }
     gc="GC off"
     [ "$mode" = gctrace ] && gc=$(gcline "$work/lg.lag.err")
-    printf "  run %d %-8s lag p50/p99/p99.9 %s/%s/%s us, own lag p99/p99.9 %s/%s us, achieved %s%%, generator CPU %s%% of its core, peak RSS %s MiB; %s   [load %s]\n" "$k" "$mode" \
+    printf "  run %d %-8s lag p50/p99/p99.9 %s/%s/%s us, own lag p99/p99.9 %s/%s us, loop on a run queue %s ms (%s preemptions), achieved %s%%, generator CPU %s%% of its core, peak RSS %s MiB; %s   [load %s]\n" "$k" "$mode" \
       "$(json "$f" 'r["histograms"]["lag"]["percentiles_us"]["50"]')" "$(json "$f" 'r["histograms"]["lag"]["percentiles_us"]["99"]')" \
       "$(json "$f" 'r["histograms"]["lag"]["percentiles_us"]["99.9"]')" \
-      "$(json "$f" 'r["histograms"]["own_lag"]["percentiles_us"]["99"]')" "$(json "$f" 'r["histograms"]["own_lag"]["percentiles_us"]["99.9"]')" "$(pct "$(json "$f" 'r["achieved_rate"]')" "$(json "$f" 'r["offered_rate"]')")" \
+      "$(json "$f" 'r["histograms"]["own_lag"]["percentiles_us"]["99"]')" "$(json "$f" 'r["histograms"]["own_lag"]["percentiles_us"]["99.9"]')" \
+      "$(json "$f" '"%.1f" % (r["generator"].get("loop_wait_ns", 0) / 1e6)')" "$(json "$f" 'r["generator"].get("loop_preempted", 0)')" "$(pct "$(json "$f" 'r["achieved_rate"]')" "$(json "$f" 'r["offered_rate"]')")" \
       "$(awk -v c="$(cpu_s "$f")" -v w="$(wall_s "$f")" 'BEGIN{printf "%.0f", c * 100 / w}')" "$(rss_mb "$f")" "$gc" "$(loadavg)"
   done
 done

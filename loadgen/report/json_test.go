@@ -70,6 +70,11 @@ func TestRunGeneratorUse(t *testing.T) {
 	assert.Greater(t, g.CPUs, 0)
 	assert.GreaterOrEqual(t, g.Wall, 300*time.Millisecond)
 	assert.Greater(t, g.CPU, time.Duration(0), "a closed loop on a server in this process uses CPU")
+	if _, err := os.Stat("/proc/thread-self/schedstat"); err == nil {
+		// Every wake-up of the loop spends some time on a run queue.
+		assert.Greater(t, g.LoopWait, time.Duration(0), "the loop's run-queue wait, from schedstat")
+	}
+	assert.LessOrEqual(t, g.LoopWait, g.Wall*time.Duration(res.Threads), "a loop waits at most the run")
 	var b bytes.Buffer
 	require.NoError(t, report.WriteJSON(&b, res))
 	back, err := report.ReadResultJSON(&b)
