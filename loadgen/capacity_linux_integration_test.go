@@ -223,13 +223,7 @@ func TestIntegrationWarmUp(t *testing.T) {
 	attempts(t, func(t *testing.T) []string {
 		// 4 workers: 8 ms per request at first (500/s), falling linearly
 		// to 2 ms (2000/s) at ramp.
-		climbing := startPaced(t, 4, func(since time.Duration) time.Duration {
-			if since >= ramp {
-				return 2 * time.Millisecond
-			}
-			left := float64(ramp-since) / float64(ramp)
-			return time.Duration(float64(2*time.Millisecond) * (1 + 3*left))
-		})
+		climbing := startPaced(t, 4, falling(8*time.Millisecond, 2*time.Millisecond, ramp))
 		w, err := loadgen.WarmUp(ctx, loadgen.Config{URL: climbing.URL, Connections: 16, Threads: 1}, opts)
 		require.NoError(t, err)
 		t.Logf("climbing: rates %.0f, stable %v after %s", w.Rates, w.Stable, w.Loaded)

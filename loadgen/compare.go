@@ -176,6 +176,13 @@ type StepFigures struct {
 	// limit before the server settled (WarmUpResult.Settled false): no
 	// change to or from it is called significant.
 	Unsettled bool `json:"unsettled,omitempty"`
+	// Remeasured marks a step whose first warm-up ended unsettled and
+	// that was measured again after a second warm-up that settled
+	// (StepOptions.Remeasure): Capacity and CapacityRuns are the second
+	// capacity runs', and the step is not Unsettled. False when the
+	// second warm-up did not settle either (the step is then Unsettled,
+	// with the first capacity runs) or when none was needed.
+	Remeasured bool `json:"remeasured,omitempty"`
 	// Reference is a published figure for the same step, shown beside
 	// the measured one; nil when there is none.
 	Reference *Reference `json:"reference,omitempty"`

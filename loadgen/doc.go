@@ -61,9 +61,11 @@
 // [WarmUp], [MeasureCapacity] and [CompareSteps] measure a tuning study's
 // steps: warm-up runs until the rate stops climbing (and, with
 // [WarmUpOptions.CompilerShare], until a JVM's JIT compilers use under 2 %
-// of its CPU), repeated saturating runs, and each step's change against
-// the baseline and the step before judged as benchstat judges a
-// difference: the two-sided Mann-Whitney U test ([stats.MannWhitneyU]), the
+// of its CPU), repeated saturating runs ([MeasureStep] with
+// [StepOptions.Remeasure] warms a step that did not settle up once more
+// after them, and measures it again if it settled), and each step's
+// change against the baseline and the step before judged as benchstat
+// judges a difference: the two-sided Mann-Whitney U test ([stats.MannWhitneyU]), the
 // exact Hodges-Lehmann interval of the ratio ([stats.RatioIntervalOf]), and a
 // gain or a loss only when p < α and the interval lies outside a ±1 %
 // noise band ([stats.UpliftOfRuns]). [StepComparison.Drift] says which uplifts a

@@ -16,6 +16,18 @@ type StepOptions struct {
 	// WarmUp tunes the warm-up; its Run is replaced by Run. Default nil:
 	// WarmUp's defaults.
 	WarmUp *WarmUpOptions
+	// Remeasure, when the warm-up ends unsettled, measures the step again
+	// once it has settled: after the capacity runs (which load the server
+	// further, as a JIT still compiling needs), WarmUp runs a second time
+	// with the same options and, if it settles, the capacity runs are
+	// repeated and their figures replace the first ones (the step is then
+	// StepFigures.Remeasured, not Unsettled). When the second warm-up does
+	// not settle either, the first capacity runs stand and the step is
+	// Unsettled. Its worst case costs one more warm-up bound
+	// (WarmUpOptions.Max) plus one more set of capacity runs. Ignored
+	// with SkipWarmUp. Default false: an unsettled warm-up marks the step
+	// Unsettled.
+	Remeasure bool
 	// Capacity tunes the saturating runs (offered rate, repeats); its Run
 	// is replaced by Run. Default nil: MeasureCapacity's defaults.
 	Capacity *CapacityOptions
@@ -39,7 +51,8 @@ type StepOptions struct {
 	// namespace or on another machine plugs in. Default: Run.
 	Run RunFunc
 	// OnWarmUp, OnCapacity and OnLatency, when not nil, are called with
-	// each phase's outcome as it ends, so a tool can report progress.
+	// each phase's outcome as it ends, so a tool can report progress; with
+	// Remeasure, OnWarmUp and OnCapacity may be called twice (MeasureStep).
 	OnWarmUp   func(*WarmUpResult)
 	OnCapacity func(*Capacity)
 	OnLatency  func(*Result)
@@ -58,39 +71,40 @@ type StepOptions struct {
 // Unsettled when the warm-up ended at its limit before the server settled
 // (the rate still climbing, or with WarmUpOptions.CompilerShare, the JIT
 // still compiling), or an error naming the phase that failed.
+//
+// With StepOptions.Remeasure, a warm-up that ended unsettled is followed,
+// after the capacity runs, by a second warm-up and, when that one
+// settles, by a second set of capacity runs whose figures the step
+// keeps (Remeasured); OnWarmUp and OnCapacity are then called twice, in
+// the order the phases run. The latency run runs once, after the capacity
+// runs that count.
 func MeasureStep(ctx context.Context, base Config, opts *StepOptions) (StepFigures, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return StepFigures{}, err
 	}
 	base.Pacer, base.Rate = nil, 0
-	unsettled := false
+	settled := true
 	if !o.SkipWarmUp {
-		var wo WarmUpOptions
-		if o.WarmUp != nil {
-			wo = *o.WarmUp
-		}
-		wo.Run = o.Run
-		wu, err := WarmUp(ctx, base, &wo)
-		if err != nil {
+		if settled, err = o.warmUp(ctx, base); err != nil {
 			return StepFigures{}, fmt.Errorf("warm-up: %w", err)
 		}
-		unsettled = !wu.Settled
-		if o.OnWarmUp != nil {
-			o.OnWarmUp(wu)
-		}
 	}
-	var co CapacityOptions
-	if o.Capacity != nil {
-		co = *o.Capacity
-	}
-	co.Run = o.Run
-	c, err := MeasureCapacity(ctx, base, &co)
+	c, err := o.capacity(ctx, base)
 	if err != nil {
 		return StepFigures{}, err
 	}
-	if o.OnCapacity != nil {
-		o.OnCapacity(c)
+	remeasured := false
+	if !settled && o.Remeasure {
+		if settled, err = o.warmUp(ctx, base); err != nil {
+			return StepFigures{}, fmt.Errorf("second warm-up: %w", err)
+		}
+		if settled {
+			if c, err = o.capacity(ctx, base); err != nil {
+				return StepFigures{}, fmt.Errorf("capacity after the second warm-up: %w", err)
+			}
+			remeasured = true
+		}
 	}
 	rate := o.LatencyRate
 	if rate == 0 {
@@ -126,7 +140,42 @@ func MeasureStep(ctx context.Context, base Config, opts *StepOptions) (StepFigur
 		}
 	}
 	return StepFigures{Name: o.Name, Capacity: c.Rate, CapacityRuns: c.Rates(), CapacityErrors: c.Errors, Latency: f,
-		Unsettled: unsettled}, nil
+		Unsettled: !settled, Remeasured: remeasured}, nil
+}
+
+// warmUp runs the step's warm-up and passes its outcome to OnWarmUp; it
+// reports whether the server settled.
+func (o *StepOptions) warmUp(ctx context.Context, base Config) (settled bool, err error) {
+	var wo WarmUpOptions
+	if o.WarmUp != nil {
+		wo = *o.WarmUp
+	}
+	wo.Run = o.Run
+	wu, err := WarmUp(ctx, base, &wo)
+	if err != nil {
+		return false, err
+	}
+	if o.OnWarmUp != nil {
+		o.OnWarmUp(wu)
+	}
+	return wu.Settled, nil
+}
+
+// capacity runs the step's saturating runs and passes them to OnCapacity.
+func (o *StepOptions) capacity(ctx context.Context, base Config) (*Capacity, error) {
+	var co CapacityOptions
+	if o.Capacity != nil {
+		co = *o.Capacity
+	}
+	co.Run = o.Run
+	c, err := MeasureCapacity(ctx, base, &co)
+	if err != nil {
+		return nil, err
+	}
+	if o.OnCapacity != nil {
+		o.OnCapacity(c)
+	}
+	return c, nil
 }
 
 // withDefaults returns the options with Run and LatencyShare filled in;

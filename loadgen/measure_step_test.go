@@ -2,6 +2,7 @@ package loadgen_test
 
 import (
 	"context"
+	"math"
 	"os"
 	"runtime"
 	"testing"
@@ -88,6 +89,71 @@ func TestMeasureStep(t *testing.T) {
 	assert.True(t, m.Unsettled)
 }
 
+// TestMeasureStepRemeasure runs Remeasure through the RunFunc seam: an
+// unsettled warm-up, its capacity runs, a second warm-up, and, only when
+// that one settles, the capacity runs again, whose figures the step keeps.
+func TestMeasureStepRemeasure(t *testing.T) {
+	base := loadgen.Config{URL: "http://127.0.0.1:1/", Connections: 8, Duration: time.Second}
+	tests := []struct {
+		name       string
+		rates      []float64
+		phases     []string
+		capacity   stats.Spread
+		unsettled  bool
+		remeasured bool
+	}{{
+		name:       "settles the second time",
+		rates:      []float64{1000, 2000, 5000, 5200, 6000, 6100, 7000, 7200, 600},
+		phases:     []string{"warm-up unsettled", "capacity", "warm-up settled", "capacity", "latency"},
+		capacity:   stats.Spread{N: 2, Median: 7100, Min: 7000, Max: 7200},
+		remeasured: true,
+	}, {
+		name:      "unsettled twice",
+		rates:     []float64{1000, 2000, 5000, 5200, 3000, 4000, 600},
+		phases:    []string{"warm-up unsettled", "capacity", "warm-up unsettled", "latency"},
+		capacity:  stats.Spread{N: 2, Median: 5100, Min: 5000, Max: 5200},
+		unsettled: true,
+	}, {
+		name:     "settled the first time",
+		rates:    []float64{5000, 5100, 5000, 5200, 600},
+		phases:   []string{"warm-up settled", "capacity", "latency"},
+		capacity: stats.Spread{N: 2, Median: 5100, Min: 5000, Max: 5200},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeRuns{rates: tt.rates}
+			var phases []string
+			var last *loadgen.Capacity
+			m, err := loadgen.MeasureStep(context.Background(), base, &loadgen.StepOptions{
+				WarmUp:    &loadgen.WarmUpOptions{Interval: time.Second, Max: 2 * time.Second},
+				Capacity:  &loadgen.CapacityOptions{Repeat: 2},
+				Remeasure: true,
+				Run:       f.run,
+				OnWarmUp: func(w *loadgen.WarmUpResult) {
+					if w.Settled {
+						phases = append(phases, "warm-up settled")
+					} else {
+						phases = append(phases, "warm-up unsettled")
+					}
+				},
+				OnCapacity: func(c *loadgen.Capacity) { phases = append(phases, "capacity"); last = c },
+				OnLatency:  func(*loadgen.Result) { phases = append(phases, "latency") },
+			})
+			require.NoError(t, err)
+			assert.Equal(t, tt.phases, phases)
+			assert.Len(t, f.configs, len(tt.rates), "every run used")
+			assert.Equal(t, tt.capacity, m.Capacity)
+			if tt.remeasured {
+				assert.Equal(t, last.Rate, m.Capacity, "the second capacity runs count")
+				assert.Equal(t, last.Rates(), m.CapacityRuns)
+			}
+			assert.Equal(t, tt.unsettled, m.Unsettled)
+			assert.Equal(t, tt.remeasured, m.Remeasured)
+			assert.Equal(t, math.Round(0.6*tt.capacity.Median), m.Latency.Load, "latency at a share of the capacity kept")
+		})
+	}
+}
+
 // burnThreadCPU spins until the calling OS thread has used d of CPU time
 // (CLOCK_THREAD_CPUTIME_ID), however long the scheduler takes to give it.
 func burnThreadCPU(t *testing.T, d time.Duration) {
@@ -111,6 +177,13 @@ func TestMeasureStepErrors(t *testing.T) {
 	f = &fakeRuns{rates: []float64{100, 100}, errAt: 2}
 	_, err = loadgen.MeasureStep(context.Background(), base, &loadgen.StepOptions{SkipWarmUp: true, Run: f.run})
 	assert.ErrorContains(t, err, "latency at 60 req/s")
+	unsettled := &loadgen.WarmUpOptions{Interval: time.Second, Max: 2 * time.Second}
+	f = &fakeRuns{rates: []float64{100, 200, 300, 400}, errAt: 4}
+	_, err = loadgen.MeasureStep(context.Background(), base, &loadgen.StepOptions{WarmUp: unsettled, Remeasure: true, Run: f.run})
+	assert.ErrorContains(t, err, "second warm-up: loadgen: warm-up run 1")
+	f = &fakeRuns{rates: []float64{100, 200, 300, 400, 400, 0}, errAt: 6}
+	_, err = loadgen.MeasureStep(context.Background(), base, &loadgen.StepOptions{WarmUp: unsettled, Remeasure: true, Run: f.run})
+	assert.ErrorContains(t, err, "capacity after the second warm-up: loadgen: capacity run 1 of 1")
 	_, err = loadgen.MeasureStep(context.Background(), base, &loadgen.StepOptions{LatencyRate: -1})
 	assert.ErrorContains(t, err, "latency rate -1")
 	_, err = loadgen.MeasureStep(context.Background(), base, &loadgen.StepOptions{LatencyShare: 2})

@@ -149,8 +149,9 @@ func TestCostOfCensus(t *testing.T) {
 	assert.Contains(t, strings.Join(s.Missing, ""), "want one process")
 }
 
-// TestDocumentCost: -json carries each measured step's warm-up, cost and
-// reason; the reason compares a step with the one measured before it.
+// TestDocumentCost: -json carries each measured step's warm-up (a step
+// warmed up twice both), cost and reason; the reason compares a step with
+// the one measured before it.
 func TestDocumentCost(t *testing.T) {
 	o := DefaultOptions()
 	o.Apply = true
@@ -176,6 +177,23 @@ func TestDocumentCost(t *testing.T) {
 	assert.Len(t, base.WarmUp.Runs, 3)
 	assert.InDelta(t, 31.0, *base.WarmUp.Runs[0].CompilerShare, 1e-9)
 	assert.Nil(t, al.WarmUp)
+	assert.Nil(t, al.WarmUpFirst)
+	assert.False(t, al.Remeasured)
+
+	require.NotNil(t, base.WarmUpFirst, "the unsettled baseline was warmed up twice")
+	assert.True(t, base.Unsettled)
+	assert.False(t, base.Remeasured)
+	assert.False(t, base.WarmUpFirst.Settled)
+	assert.InDelta(t, 60000.0, base.WarmUpFirst.Runs[0].Rate, 1e-9)
+	nq := byName[StepNICQueues]
+	assert.True(t, nq.Remeasured)
+	assert.False(t, nq.Unsettled)
+	require.NotNil(t, nq.WarmUpFirst)
+	require.NotNil(t, nq.WarmUp)
+	assert.False(t, nq.WarmUpFirst.Settled, "the first warm-up ended unsettled")
+	assert.True(t, nq.WarmUp.Settled, "the second settled")
+	require.Len(t, doc.Searches, 1)
+	assert.True(t, doc.Searches[0].Candidates[1].Remeasured)
 }
 
 // TestCostBars: -plot's stacked bar per measured step is its cost per

@@ -81,8 +81,13 @@ type StepJSON struct {
 	// Setting is what a searched step kept, e.g. "maxThreads=4 (measured
 	// best; the guide's rule 1: −27 %)"; empty for other steps.
 	Setting string `json:"setting,omitempty"`
-	// Unsettled: the warm-up ended before the JVM settled.
+	// Unsettled: the warm-up ended before the JVM settled, and so did a
+	// second one after its capacity runs.
 	Unsettled bool `json:"unsettled,omitempty"`
+	// Remeasured: the first warm-up ended before the JVM settled, a
+	// second one after its capacity runs settled, and the step's
+	// figures are those measured after it (loadgen.StepFigures.Remeasured).
+	Remeasured bool `json:"remeasured,omitempty"`
 	// Capacity and Latency are the step's figures; absent unless the
 	// step was measured itself.
 	Capacity *CapacityJSON `json:"capacity,omitempty"`
@@ -97,8 +102,12 @@ type StepJSON struct {
 	// GuideVsPrevious is the Arm guide's own change for this step against
 	// the one before (its wrk2 runs); absent for steps it does not report.
 	GuideVsPrevious *float64 `json:"guide_vs_previous_percent,omitempty"`
-	// WarmUp is the step's warm-up; absent without one.
+	// WarmUp is the step's warm-up (the second when it had two); absent
+	// without one.
 	WarmUp *WarmUpJSON `json:"warm_up,omitempty"`
+	// WarmUpFirst is the first warm-up of a step warmed up twice, which
+	// ended unsettled; absent otherwise.
+	WarmUpFirst *WarmUpJSON `json:"warm_up_first,omitempty"`
 	// Cost is where Tomcat's time went in the step's capacity runs;
 	// absent without a JVM to read.
 	Cost *CostJSON `json:"cost,omitempty"`
@@ -265,10 +274,12 @@ type CandidateJSON struct {
 	Why   string `json:"why"`
 	// Previous marks the value before the step: its figures are the
 	// step before's.
-	Previous  bool          `json:"previous,omitempty"`
-	Unsettled bool          `json:"unsettled,omitempty"`
-	Capacity  *CapacityJSON `json:"capacity,omitempty"`
-	Latency   *LatencyJSON  `json:"latency,omitempty"`
+	Previous  bool `json:"previous,omitempty"`
+	Unsettled bool `json:"unsettled,omitempty"`
+	// Remeasured: as StepJSON's.
+	Remeasured bool          `json:"remeasured,omitempty"`
+	Capacity   *CapacityJSON `json:"capacity,omitempty"`
+	Latency    *LatencyJSON  `json:"latency,omitempty"`
 }
 
 // ChoiceJSON is which candidate a search kept (loadgen.Choice): indexes
@@ -363,7 +374,8 @@ func DocumentOf(o Options, res Results) Document {
 		case ok:
 			st.Status, st.LoadBound = StatusMeasured, res.LoadBound[name]
 			measuredOf(&st, r, name != cmp.Rows[0].Name)
-			st.WarmUp, st.Cost, st.Why = warmUpJSONOf(res.WarmUps[name]), costJSONOf(res.Costs, name), res.Why(name)
+			st.WarmUp, st.WarmUpFirst = warmUpJSONOf(res.WarmUps[name]), warmUpJSONOf(res.FirstWarmUps[name])
+			st.Cost, st.Why = costJSONOf(res.Costs, name), res.Why(name)
 		case applied && res.Baseline[name] && baseOK:
 			st.Status, st.MeasuredIn = StatusMeasured, "baseline"
 		case sr == nil || sr.Status == tuning.StatusFailed || applied:
@@ -431,7 +443,7 @@ func costJSONOf(costs map[string]StepCost, name string) *CostJSON {
 // measuredOf fills a measured step's figures from its row; compared is
 // false for the first row, which has no change.
 func measuredOf(st *StepJSON, r loadgen.StepRow, compared bool) {
-	st.Setting, st.Unsettled = r.Setting, r.Unsettled
+	st.Setting, st.Unsettled, st.Remeasured = r.Setting, r.Unsettled, r.Remeasured
 	st.Capacity, st.Latency = figuresJSONOf(r.StepFigures)
 	if compared {
 		b, p, p99 := upliftJSONOf(r.VsBaseline), upliftJSONOf(r.VsPrevious), r.P99VsBaseline
@@ -483,7 +495,7 @@ func searchJSONOf(s *Search) SearchJSON {
 	for _, c := range s.Candidates {
 		cj := CandidateJSON{Value: c.Value, Why: c.Why, Previous: c.Previous}
 		if c.Figures != nil {
-			cj.Unsettled = c.Figures.Unsettled
+			cj.Unsettled, cj.Remeasured = c.Figures.Unsettled, c.Figures.Remeasured
 			cj.Capacity, cj.Latency = figuresJSONOf(*c.Figures)
 		}
 		j.Candidates = append(j.Candidates, cj)

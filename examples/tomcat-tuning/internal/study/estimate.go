@@ -30,10 +30,15 @@ const likelySizingCounts = 3
 // Runs counts the load runs of a budget by kind.
 type Runs struct {
 	// WarmUp is the closed-loop warm-up runs, at most: a warm-up stops
-	// once its last runs agree, or at -warmup.
+	// once its last runs agree, or at -warmup, and a measurement whose
+	// warm-up did not settle warms up a second time.
 	WarmUp int
 	// Capacity is the capacity runs of the measurements (-repeat each).
 	Capacity int
+	// Remeasure is the capacity runs of the re-measurements, at most:
+	// -repeat more for each measurement whose first warm-up does not
+	// settle and whose second one does (loadgen.StepOptions.Remeasure).
+	Remeasure int
 	// Latency is the latency runs, one a measurement.
 	Latency int
 	// Census is the load under the thread census (after the baseline).
@@ -44,7 +49,7 @@ type Runs struct {
 }
 
 func (r Runs) add(o Runs) Runs {
-	return Runs{r.WarmUp + o.WarmUp, r.Capacity + o.Capacity, r.Latency + o.Latency, r.Census + o.Census, r.Sizing + o.Sizing}
+	return Runs{r.WarmUp + o.WarmUp, r.Capacity + o.Capacity, r.Remeasure + o.Remeasure, r.Latency + o.Latency, r.Census + o.Census, r.Sizing + o.Sizing}
 }
 
 // StepBudget is what -apply does after one step, as Estimate expects it:
@@ -69,8 +74,9 @@ type StepBudget struct {
 // numa-local a NIC on one of several nodes), each candidate a search
 // measures besides the rule and the step before's (with one more for the
 // census's recommendation), and the drift guard, a restart, the longest
-// warm-up, -repeat capacity runs and the latency run, each run with
-// runAllowance beyond its duration; the census after the baseline; and
+// warm-up and -repeat capacity runs twice (a measurement whose warm-up
+// does not settle is warmed up again and re-measured) and the latency
+// run, each run with runAllowance beyond its duration; the census after the baseline; and
 // the load sizing's warm-up and every count it may try (-connections 0).
 // A step the runner finds unchanged is not measured: Budget counts it.
 func Budget(h Host, o Options, steps []tuning.Step) []StepBudget {
@@ -138,14 +144,21 @@ func Likely(h Host, o Options, steps []tuning.Step) time.Duration {
 
 // measurements is the budget of n measurements (loadgen.MeasureStep
 // after a restart): each a warm-up, -repeat capacity runs and the
-// latency run.
+// latency run, and at most one more warm-up and -repeat capacity runs
+// (loadgen.StepOptions.Remeasure: a warm-up that does not settle is
+// followed by a second one after the capacity runs, and by the capacity
+// runs again if that one settles). Likely has one warm-up, settled.
 func (o Options) measurements(name string, n int) StepBudget {
 	wu, wuTime, wuLikely := o.warmUpBudget()
-	runs := time.Duration(o.Repeat + 1)
-	per := restartAllowance + wuTime + runs*(o.Duration+runAllowance)
-	likely := restartAllowance + wuLikely + runs*(o.Duration+runLikely)
+	again := 0 // re-measurements, at most
+	if wu > 0 {
+		again = 1
+	}
+	runs := time.Duration((1+again)*o.Repeat + 1)
+	per := restartAllowance + time.Duration(1+again)*wuTime + runs*(o.Duration+runAllowance)
+	likely := restartAllowance + wuLikely + time.Duration(o.Repeat+1)*(o.Duration+runLikely)
 	return StepBudget{Name: name, Measurements: n, Restarts: n, Time: time.Duration(n) * per, Likely: time.Duration(n) * likely,
-		Runs: Runs{WarmUp: n * wu, Capacity: n * o.Repeat, Latency: n}}
+		Runs: Runs{WarmUp: n * (1 + again) * wu, Capacity: n * o.Repeat, Remeasure: n * again * o.Repeat, Latency: n}}
 }
 
 // warmUpBudget is a warm-up's runs at most (-warmup in runs of

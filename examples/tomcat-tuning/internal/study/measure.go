@@ -52,17 +52,33 @@ func (r *run) measure(ctx context.Context, name, target string, pid int) (loadge
 	if probe != nil && r.o.WarmUp == 0 {
 		start = probe.read() // else when the warm-up ends (OnWarmUp)
 	}
+	// A warm-up that ends unsettled is followed by a second one after its
+	// capacity runs, which warm the JVM further; the step is measured
+	// again if that one settles.
+	var warmUps []*loadgen.WarmUpResult
 	opts := &loadgen.StepOptions{
 		Name:        name,
 		SkipWarmUp:  r.o.WarmUp == 0,
 		WarmUp:      wo,
+		Remeasure:   r.o.WarmUp != 0,
 		Capacity:    &loadgen.CapacityOptions{Rate: r.o.CapacityRate, Repeat: r.o.Repeat},
 		LatencyRate: r.commonRate(),
 		PID:         pid,
 		CPUs:        r.place.Tomcat.Len(),
 		Run:         r.runLoad,
 		OnWarmUp: func(wu *loadgen.WarmUpResult) {
-			reportWarmUp(name, wu)
+			warmUps = append(warmUps, wu)
+			which := "warm-up"
+			if len(warmUps) == 1 {
+				delete(r.firstWarmUps, name)
+			} else {
+				which = "second warm-up"
+				r.firstWarmUps[name] = warmUps[0]
+				if wu.Settled {
+					delete(r.bound, name) // the first capacity runs no longer count
+				}
+			}
+			reportWarmUp(name, which, wu)
 			r.warmUps[name] = wu
 			if probe != nil {
 				start = probe.read()
@@ -72,14 +88,21 @@ func (r *run) measure(ctx context.Context, name, target string, pid int) (loadge
 			if probe != nil {
 				r.costs[name] = costOf(start, probe.read(), c, probe.cpus)
 			}
+			after := ""
+			if len(warmUps) == 2 {
+				after = " after the second warm-up"
+			}
 			runs := make([]float64, len(c.Runs))
 			for i, res := range c.Runs {
 				runs[i] = res.AchievedRate
-				r.noteBound(name, fmt.Sprintf("capacity run %d", i+1), res)
+				r.noteBound(name, fmt.Sprintf("capacity run %d%s", i+1, after), res)
 			}
 			fmt.Fprintf(r.log, "%s: capacity runs at %.0f req/s offered: %s req/s\n", name, r.o.CapacityRate, joinRates(runs))
 			if !c.Saturated {
 				fmt.Fprintf(r.log, "warning: a capacity run kept up with -capacity-rate %.0f: the capacity is at least that; raise -capacity-rate\n", r.o.CapacityRate)
+			}
+			if len(warmUps) == 1 && !warmUps[0].Settled {
+				fmt.Fprintf(r.log, "%s: warm-up unsettled; its capacity runs warmed it further: warming up again to re-measure it\n", name)
 			}
 		},
 		OnLatency: func(res *loadgen.Result) {
@@ -93,6 +116,13 @@ func (r *run) measure(ctx context.Context, name, target string, pid int) (loadge
 	m, err := loadgen.MeasureStep(ctx, r.o.LoadConfig(target), opts)
 	if err != nil {
 		return m, err
+	}
+	switch {
+	case m.Remeasured:
+		fmt.Fprintf(r.log, "%s: re-measured after a second warm-up that settled\n", name)
+	case len(warmUps) == 2 && m.Unsettled:
+		fmt.Fprintf(r.log, "%s: the second warm-up did not settle either: the step stays unsettled, "+
+			"its uplifts are not called significant (a longer -warmup lets it settle)\n", name)
 	}
 	if g, ok := GuideUplift[name]; ok {
 		m.Reference = &loadgen.Reference{Source: "Arm guide", VsPrevious: g}
@@ -137,8 +167,9 @@ func (r *run) costProbe(pid int) *costProbe {
 }
 
 // warmUpOptions are the warm-up options of a measurement of the JVM pid
-// (0: none to watch), with the function that prints a warm-up's outcome.
-func (r *run) warmUpOptions(pid int) (*loadgen.WarmUpOptions, func(name string, wu *loadgen.WarmUpResult)) {
+// (0: none to watch), with the function that prints a warm-up's outcome
+// (which is "warm-up" or "second warm-up").
+func (r *run) warmUpOptions(pid int) (*loadgen.WarmUpOptions, func(name, which string, wu *loadgen.WarmUpResult)) {
 	wo := &loadgen.WarmUpOptions{Interval: r.o.WarmUpStep, Max: r.o.WarmUp, Runs: warmupRuns}
 	if pid > 0 {
 		// A JVM pinned to one CPU compiles on that CPU: the warm-up is
@@ -150,7 +181,7 @@ func (r *run) warmUpOptions(pid int) (*loadgen.WarmUpOptions, func(name string, 
 	var lastShare float64
 	var jit bool
 	wo.OnRun = func(run loadgen.WarmUpRun) { lastShare, jit = run.CompilerShare, run.JIT }
-	return wo, func(name string, wu *loadgen.WarmUpResult) {
+	return wo, func(name, which string, wu *loadgen.WarmUpResult) {
 		verdict := fmt.Sprintf("the last %d within %g%%", warmupRuns, loadgen.DefaultWarmUpTolerance)
 		if !wu.Stable {
 			verdict = fmt.Sprintf("still changing by more than %g%% at the -warmup bound of %s", loadgen.DefaultWarmUpTolerance, r.o.WarmUp)
@@ -162,10 +193,10 @@ func (r *run) warmUpOptions(pid int) (*loadgen.WarmUpOptions, func(name string, 
 			}
 		}
 		if !wu.Settled {
-			verdict += ": unsettled, its uplifts are not called significant (a longer -warmup lets it settle)"
+			verdict += ": unsettled (a longer -warmup lets it settle)"
 		}
-		fmt.Fprintf(r.log, "%s: warm-up %s, closed loop on %d connections: %s req/s, %s\n",
-			name, wu.Loaded, r.o.Connections, joinRates(wu.Rates), verdict)
+		fmt.Fprintf(r.log, "%s: %s %s, closed loop on %d connections: %s req/s, %s\n",
+			name, which, wu.Loaded, r.o.Connections, joinRates(wu.Rates), verdict)
 	}
 }
 

@@ -41,8 +41,10 @@ func figuresAt(name string, capacity float64, p99 time.Duration) loadgen.StepFig
 // returns them: all seven steps (iommu skipped, numa-local failed, with
 // the long reasons the study gives), the guide's 6-digit capacities
 // (244k → 272k → 358k → 379k), the threads step searched (its setting in
-// the row), a load-bound nic-queues, an unsettled baseline, a load
-// sizing that did not saturate, errors, and the drift guard.
+// the row), a load-bound nic-queues re-measured after a second warm-up
+// (as one of the threads candidates), an unsettled baseline (both its
+// warm-ups), a load sizing that did not saturate, errors, and the drift
+// guard.
 // realisticCosts are the costs of the baseline and the access-log step
 // on 8 CPUs: the access log's writes are system CPU.
 func realisticCosts() map[string]StepCost {
@@ -66,12 +68,14 @@ func realisticResults(t *testing.T) Results {
 	al.CapacityErrors = 12
 	cands := []loadgen.StepFigures{figuresAt("maxThreads=7", 358000, 4*time.Millisecond), figuresAt("maxThreads=16", 351000, 5*time.Millisecond),
 		figuresAt("maxThreads=200", 272000, 9*time.Millisecond)}
+	cands[1].Remeasured = true
 	choice, err := loadgen.PickBest(cands, nil)
 	require.NoError(t, err)
 	th := figuresAt(StepThreads, 358000, 4*time.Millisecond)
 	th.Setting = "maxThreads=7 (the guide's rule, measured best of 3)"
 	nq := figuresAt(StepNICQueues, 379000, 3500*time.Microsecond)
 	nq.Setting = "queues=8 (the guide's rule, measured best of 4)"
+	nq.Remeasured = true
 	again := figuresAt("baseline again", 246000, 12*time.Millisecond)
 	search := Search{Step: StepThreads, Setting: "maxThreads", Rule: 0, Choice: &choice, Candidates: []Candidate{
 		{Value: 7, Why: "the guide's rule: CPUs − 1", Figures: &cands[0]},
@@ -97,7 +101,10 @@ func realisticResults(t *testing.T) Results {
 		WarmUps: map[string]*loadgen.WarmUpResult{"baseline": {Rates: []float64{150000, 230000, 241000}, Loaded: 6 * time.Second, Runs: []loadgen.WarmUpRun{
 			{Index: 1, Duration: 2 * time.Second, Rate: 150000, CompilerShare: 0.31, JIT: true},
 			{Index: 2, Duration: 2 * time.Second, Rate: 230000, CompilerShare: 0.08, JIT: true},
-			{Index: 3, Duration: 2 * time.Second, Rate: 241000, CompilerShare: 0.04, JIT: true}}}},
+			{Index: 3, Duration: 2 * time.Second, Rate: 241000, CompilerShare: 0.04, JIT: true}}},
+			StepNICQueues: warmUpAt(true, 378000, 379000, 378500)},
+		FirstWarmUps: map[string]*loadgen.WarmUpResult{"baseline": warmUpAt(false, 60000, 110000, 140000),
+			StepNICQueues: warmUpAt(false, 300000, 340000, 365000)},
 		Again:     &again,
 		Searches:  []Search{search},
 		CPUMethod: CPUMethodChoice{Requested: MethodAuto, Chosen: MethodHotplug, Why: "the load runs on -load-host's clients, as the guide's wrk2 does"},
@@ -107,4 +114,15 @@ func realisticResults(t *testing.T) Results {
 				{Connections: 108, Capacity: 237000, Runs: runsAt(237000)[:4], Growth: &growth},
 			}},
 	}
+}
+
+// warmUpAt is a warm-up of 2 s runs at rates, with the JIT compilers'
+// share falling, settled or not.
+func warmUpAt(settled bool, rates ...float64) *loadgen.WarmUpResult {
+	w := &loadgen.WarmUpResult{Rates: rates, Stable: settled, Settled: settled}
+	for i, r := range rates {
+		w.Runs = append(w.Runs, loadgen.WarmUpRun{Index: i + 1, Duration: 2 * time.Second, Rate: r, CompilerShare: 0.1 / float64(i+1), JIT: true})
+		w.Loaded += 2 * time.Second
+	}
+	return w
 }

@@ -61,9 +61,12 @@ type Results struct {
 	CPUMethod CPUMethodChoice
 	// Costs are where Tomcat's time went in each measured step's capacity
 	// runs, and WarmUps each one's warm-up, by step name; a step without
-	// a JVM to read has no cost.
-	Costs   map[string]StepCost
-	WarmUps map[string]*loadgen.WarmUpResult
+	// a JVM to read has no cost. A step whose warm-up did not settle was
+	// warmed up a second time (loadgen.StepOptions.Remeasure): WarmUps
+	// holds that second warm-up, and FirstWarmUps the first.
+	Costs        map[string]StepCost
+	WarmUps      map[string]*loadgen.WarmUpResult
+	FirstWarmUps map[string]*loadgen.WarmUpResult
 	// Load is the load sizing of the baseline; nil when -connections
 	// was given (or nothing was measured).
 	Load *LoadSizing
@@ -113,11 +116,13 @@ type run struct {
 	place    Placement
 	measured []loadgen.StepFigures
 	bound    map[string]string
-	// costs and warmUps are each measured step's cost and warm-up, by
-	// the name it was measured under.
-	costs   map[string]StepCost
-	warmUps map[string]*loadgen.WarmUpResult
-	jvmPID  int
+	// costs and warmUps are each measured step's cost and (last)
+	// warm-up, by the name it was measured under; firstWarmUps the first
+	// warm-up of a step warmed up twice.
+	costs        map[string]StepCost
+	warmUps      map[string]*loadgen.WarmUpResult
+	firstWarmUps map[string]*loadgen.WarmUpResult
+	jvmPID       int
 	// pinLoad pins this process (the local load generator) to
 	// place.Load before each measurement.
 	pinLoad bool
@@ -136,7 +141,7 @@ type run struct {
 
 func newRun(h Host, o Options, log io.Writer) *run {
 	r := &run{h: h, o: o, log: log, numa: numa.NewDefault(), findings: &Findings{}, place: InitialPlacement(h, o), bound: map[string]string{},
-		costs: map[string]StepCost{}, warmUps: map[string]*loadgen.WarmUpResult{}}
+		costs: map[string]StepCost{}, warmUps: map[string]*loadgen.WarmUpResult{}, firstWarmUps: map[string]*loadgen.WarmUpResult{}}
 	if h.Tomcat.Instance != nil {
 		r.tomcat = &tomcatconf.RestartChange{Instance: *h.Tomcat.Instance, ReadyURL: h.NIC.URL}
 	}
@@ -183,7 +188,7 @@ func Plan(ctx context.Context, h Host, o Options, log io.Writer) (Results, error
 		return Results{}, err
 	}
 	return Results{Measured: []loadgen.StepFigures{m}, LoadBound: r.bound, CPUMethod: h.CPUs.Choice, Load: r.sizing,
-		Costs: r.costs, WarmUps: r.warmUps}, nil
+		Costs: r.costs, WarmUps: r.warmUps, FirstWarmUps: r.firstWarmUps}, nil
 }
 
 func indent(s string) string {
@@ -441,7 +446,7 @@ func Apply(ctx context.Context, h Host, o Options, log io.Writer) (Results, erro
 		}}
 	results, runErr := runner.Run(ctx, announce(log, steps))
 	res.Steps, res.Measured, res.LoadBound, res.Searches, res.Load = results, r.measured, r.bound, r.searches, r.sizing
-	res.Costs, res.WarmUps = r.costs, r.warmUps
+	res.Costs, res.WarmUps, res.FirstWarmUps = r.costs, r.warmUps, r.firstWarmUps
 	if runErr == nil {
 		runErr = r.afterSteps(ctx, j, cpuHost, steps, prog, &res)
 	}

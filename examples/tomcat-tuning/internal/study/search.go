@@ -292,6 +292,11 @@ func (r *run) search(ctx context.Context, s *Search) error {
 	if wu, ok := r.warmUps[best.Figures.Name]; ok {
 		r.warmUps[s.Step] = wu
 	}
+	if wu, ok := r.firstWarmUps[best.Figures.Name]; ok {
+		r.firstWarmUps[s.Step] = wu
+	} else {
+		delete(r.firstWarmUps, s.Step)
+	}
 	r.findings.choose(s.Step, best.Value)
 	r.searches = append(r.searches, *s)
 	fmt.Fprint(r.log, s.Text())

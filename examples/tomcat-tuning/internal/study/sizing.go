@@ -171,7 +171,7 @@ func (r *run) sizeLoad(ctx context.Context, target string, pid int) error {
 		if err != nil {
 			return fmt.Errorf("load sizing: warm-up: %w", err)
 		}
-		report("load sizing", wu)
+		report("load sizing", "warm-up", wu)
 	}
 	uo := &stats.UpliftOptions{Alpha: r.o.Alpha}
 	var tried []SizeTry
