@@ -87,8 +87,8 @@ func TestIntegrationSearchFindsBest(t *testing.T) {
 // long enough that its 3 ms before the first response (what a run from
 // idle loses) is 0.6 %, inside the ±1 % band.
 func TestIntegrationSearchTieByLatency(t *testing.T) {
-	const tieCapacity = 4000.0 // requests/s: 4 workers of 1 ms
 	timingTheory(t)
+	const tieCapacity = 4000.0 // requests/s: 4 workers of 1 ms
 	testutil.StableCPUs(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
